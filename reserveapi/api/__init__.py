@@ -1,0 +1,1 @@
+"""The REST API: pecan controllers, WSME request types, middleware."""

@@ -1,0 +1,57 @@
+"""Builds the WSGI application: pecan app plus middleware, in code."""
+
+from keystonemiddleware import auth_token
+from oslo_log import log
+from oslo_middleware import cors
+from oslo_middleware import healthcheck
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+from oslo_middleware import sizelimit
+import pecan
+
+from reserveapi import conf as reserveapi_conf
+from reserveapi.api import errors
+from reserveapi.api import hooks
+
+LOG = log.getLogger(__name__)
+
+
+HEALTHCHECK_PATH = '/healthcheck'
+
+
+def _with_healthcheck(app, healthcheck_app):
+    """oslo.middleware's healthcheck is an app: give it its own path."""
+
+    def dispatch(environ, start_response):
+        if environ.get('PATH_INFO', '').rstrip('/') == HEALTHCHECK_PATH:
+            return healthcheck_app(environ, start_response)
+        return app(environ, start_response)
+
+    return dispatch
+
+
+def setup_app(conf=None):
+    """The pecan app wrapped, outermost first, in proxy-header handling,
+    request ids, CORS, healthcheck, error formatting, body size limit and
+    (with auth_strategy = keystone) auth_token.
+    """
+    conf = conf or reserveapi_conf.CONF
+    app = pecan.make_app(
+        'reserveapi.api.controllers.root.RootController',
+        hooks=[hooks.ContextHook(conf.api.auth_strategy),
+               hooks.MicroversionHook(),
+               hooks.ErrorHook()],
+        force_canonical=False,
+        guess_content_type_from_ext=False,
+        debug=False,
+    )
+    if conf.api.auth_strategy == 'keystone':
+        app = auth_token.AuthProtocol(app, {'oslo_config_config': conf})
+    else:
+        LOG.warning('auth_strategy is noauth: every caller is an admin.')
+    app = sizelimit.RequestBodySizeLimiter(app, conf)
+    app = errors.ErrorFormatter(app)
+    app = _with_healthcheck(app, healthcheck.Healthcheck(None, conf))
+    app = cors.CORS(app, conf)
+    app = request_id.RequestId(app)
+    return http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)

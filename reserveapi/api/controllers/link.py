@@ -1,0 +1,14 @@
+"""Absolute links to our resources, honouring [api] public_endpoint."""
+
+import pecan
+
+from reserveapi import conf
+
+
+def base_url():
+    base = conf.CONF.api.public_endpoint or pecan.request.host_url
+    return base.rstrip('/')
+
+
+def make(path, rel='self'):
+    return {'href': '%s/%s' % (base_url(), path.lstrip('/')), 'rel': rel}

@@ -1,0 +1,109 @@
+"""Errors in the API-WG format, whoever raised them.
+
+Our exceptions and pecan's routing errors are rendered by the error hook;
+``ErrorFormatter`` rewrites what the middleware below it answers on its
+own (auth_token's 401, the body size limiter's 413, ...), so that every
+error a client sees has the same shape.
+"""
+
+import http
+import json
+import re
+
+from oslo_log import log
+import webob
+import webob.exc
+
+from reserveapi.api import microversion
+from reserveapi.common import exception
+
+LOG = log.getLogger(__name__)
+REQUEST_ID_KEY = 'openstack.request_id'
+
+
+def _generic_code(status):
+    """``reserveapi.not_found`` for a 404: a stable code for any status."""
+    phrase = http.HTTPStatus(status).phrase
+    return 'reserveapi.' + re.sub(r'[^a-z0-9]+', '_',
+                                  phrase.lower()).strip('_')
+
+
+def error_response(status, code, detail, request_id, headers=None):
+    body = {'errors': [{
+        'status': status,
+        'code': code,
+        'title': http.HTTPStatus(status).phrase,
+        'detail': detail,
+        'request_id': request_id,
+    }]}
+    response = webob.Response(status=status, json_body=body)
+    response.headers.update(headers or {})
+    response.headers['Vary'] = microversion.HEADER
+    return response
+
+
+def from_exception(exc, environ):
+    """An API-WG response for ``exc``; unexpected exceptions become 500."""
+    request_id = environ.get(REQUEST_ID_KEY)
+    if isinstance(exc, exception.ReserveapiException):
+        if exc.status >= 500:
+            LOG.error('%s: %s', exc.code, exc.detail)
+        return error_response(exc.status, exc.code, exc.detail, request_id)
+    if isinstance(exc, webob.exc.HTTPException):
+        headers = {}
+        if getattr(exc, 'allow', None):
+            headers['Allow'] = ', '.join(exc.allow)
+        detail = exc.detail or http.HTTPStatus(exc.code).description
+        return error_response(exc.code, _generic_code(exc.code), detail,
+                              request_id, headers)
+    LOG.exception('Unexpected error while serving %s %s',
+                  environ.get('REQUEST_METHOD'), environ.get('PATH_INFO'))
+    return error_response(500, exception.ReserveapiException.code,
+                          exception.ReserveapiException.msg_fmt, request_id)
+
+
+def _is_api_wg(response):
+    if response.content_type != 'application/json':
+        return False
+    try:
+        return 'errors' in json.loads(response.body)
+    except ValueError:
+        return False
+
+
+def _detail_of(response):
+    """The human text of a foreign error body (JSON or plain)."""
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ' '.join(re.sub(r'<[^>]+>', ' ', text).split()) or None
+    if isinstance(data, dict):
+        inner = data.get('error', data)
+        if isinstance(inner, dict):
+            return inner.get('message') or inner.get('title')
+    return text
+
+
+class ErrorFormatter:
+    """WSGI middleware: any other 4xx/5xx body becomes API-WG JSON."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        request = webob.Request(environ)
+        try:
+            response = request.get_response(self.application)
+        except Exception as exc:
+            response = from_exception(exc, environ)
+        if response.status_code >= 400 and not _is_api_wg(response):
+            status = response.status_code
+            headers = {name: value for name, value in response.headers.items()
+                       if name.lower() in ('www-authenticate', 'allow',
+                                           'retry-after')}
+            response = error_response(
+                status, _generic_code(status),
+                _detail_of(response) or http.HTTPStatus(status).description,
+                environ.get(REQUEST_ID_KEY), headers)
+        return response(environ, start_response)

@@ -1,0 +1,45 @@
+"""OpenStack-API-Version handling for the ``reservation`` service type."""
+
+import microversion_parse
+
+from reserveapi.common import exception
+
+SERVICE_TYPE = 'reservation'
+HEADER = 'OpenStack-API-Version'
+
+# Each entry is the minor version that introduced a change; keep the
+# history here so that clients can read what each version means.
+VERSIONS = [
+    '1.0',  # Initial version: reservations, nodes, capacity, aggregates.
+]
+MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
+MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
+
+
+def header_value(version):
+    return '%s %s' % (SERVICE_TYPE, version)
+
+
+def from_headers(headers):
+    """The version a request asks for; the minimum when it asks for none.
+
+    A malformed value is a 400; a well-formed one we do not serve is a
+    406 that names the range we do serve.
+    """
+    requested = microversion_parse.get_version(
+        headers, service_type=SERVICE_TYPE)
+    if requested is None:
+        return MIN_VERSION
+    if requested.strip().lower() == 'latest':
+        return MAX_VERSION
+    try:
+        version = microversion_parse.parse_version_string(requested)
+    except TypeError:
+        raise exception.Invalid(
+            reason='%s header %r is not of the form "%s 1.N".'
+                   % (HEADER, requested, SERVICE_TYPE))
+    if not version.matches(MIN_VERSION, MAX_VERSION):
+        raise exception.NotAcceptable(
+            reason='Version %s is not supported; this service supports '
+                   '%s to %s.' % (version, MIN_VERSION, MAX_VERSION))
+    return version

@@ -1,0 +1,52 @@
+"""reserveapi-dbsync: create or upgrade the database schema."""
+
+import sys
+
+from oslo_config import cfg
+
+from reserveapi.common import service
+from reserveapi.db import migration
+
+
+def _upgrade(conf):
+    migration.upgrade(conf.command.revision)
+    print('Database is at revision %s.' % migration.current())
+
+
+def _current(conf):
+    print(migration.current() or 'The database has no schema yet.')
+
+
+def _revision(conf):
+    migration.revision(conf.command.message,
+                       autogenerate=conf.command.autogenerate)
+
+
+def _add_commands(subparsers):
+    parser = subparsers.add_parser(
+        'upgrade', help='Upgrade the schema (default: to the newest).')
+    parser.add_argument('--revision', default='head')
+    parser.set_defaults(func=_upgrade)
+
+    parser = subparsers.add_parser(
+        'current', help='Print the revision the database is at.')
+    parser.set_defaults(func=_current)
+
+    parser = subparsers.add_parser(
+        'revision', help='Create a new migration script (developers).')
+    parser.add_argument('-m', '--message', required=True)
+    parser.add_argument('--autogenerate', action='store_true')
+    parser.set_defaults(func=_revision)
+
+
+COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
+                                handler=_add_commands)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not any(arg in ('upgrade', 'current', 'revision') for arg in argv):
+        argv = argv + ['upgrade']
+    cfg.CONF.register_cli_opt(COMMAND_OPT)
+    conf = service.prepare_service(argv)
+    conf.command.func(conf)

@@ -1,0 +1,116 @@
+"""Exceptions that carry an HTTP status and a stable error code.
+
+Domain code raises these; the API layer renders them in the API-WG error
+format (``{"errors": [{"status", "code", "title", "detail", ...}]}``).
+Anything else that escapes is a bug and becomes a 500.
+"""
+
+import http
+
+
+class ReserveapiException(Exception):
+    """Base class: ``status`` is the HTTP status, ``code`` the stable code."""
+
+    status = 500
+    code = 'reserveapi.internal_error'
+    msg_fmt = 'An unexpected error occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            message = self.msg_fmt % kwargs
+        self.detail = str(message)
+        super().__init__(self.detail)
+
+    @property
+    def title(self):
+        return http.HTTPStatus(self.status).phrase
+
+
+class Invalid(ReserveapiException):
+    status = 400
+    code = 'reserveapi.invalid'
+    msg_fmt = 'Invalid input: %(reason)s'
+
+
+class InvalidRequestSpec(Invalid):
+    """A request spec that cannot be satisfied by construction.
+
+    ``key`` names the offending field (``extra_specs.capabilities:x``) so
+    the caller can fix the flavor or image without reading our logs.
+    """
+
+    code = 'reserveapi.invalid_request_spec'
+    msg_fmt = 'Invalid request spec key %(key)s: %(reason)s'
+
+    def __init__(self, message=None, key=None, reason=None, **kwargs):
+        self.key = key
+        super().__init__(message, key=key, reason=reason, **kwargs)
+
+
+class Forbidden(ReserveapiException):
+    status = 403
+    code = 'reserveapi.forbidden'
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+
+
+class NotFound(ReserveapiException):
+    status = 404
+    code = 'reserveapi.not_found'
+    msg_fmt = 'The resource could not be found.'
+
+
+class ReservationNotFound(NotFound):
+    code = 'reserveapi.reservation_not_found'
+    msg_fmt = 'Reservation %(reservation)s could not be found.'
+
+
+class NodeNotFound(NotFound):
+    code = 'reserveapi.node_not_found'
+    msg_fmt = 'Node %(node)s could not be found.'
+
+
+class AggregateNotFound(NotFound):
+    code = 'reserveapi.aggregate_not_found'
+    msg_fmt = 'Aggregate %(aggregate)s could not be found.'
+
+
+class NotAcceptable(ReserveapiException):
+    status = 406
+    code = 'reserveapi.version_not_acceptable'
+    msg_fmt = '%(reason)s'
+
+
+class Conflict(ReserveapiException):
+    status = 409
+    code = 'reserveapi.conflict'
+    msg_fmt = 'Conflict: %(reason)s'
+
+
+class NoValidNode(Conflict):
+    code = 'reserveapi.no_valid_node'
+    msg_fmt = 'No valid node: %(reason)s'
+
+
+class InstanceReserved(Conflict):
+    code = 'reserveapi.instance_reserved'
+    msg_fmt = ('Instance %(instance_uuid)s already has reservation '
+               '%(reservation)s on host %(host)s.')
+
+
+class InvalidStateTransition(Conflict):
+    code = 'reserveapi.invalid_state'
+    msg_fmt = 'Reservation %(reservation)s cannot go from %(src)s to %(dst)s.'
+
+
+class NodeAlreadyReserved(Conflict):
+    """Lost a race for a node; the caller moves on to the next candidate."""
+
+    code = 'reserveapi.node_reserved'
+    msg_fmt = 'Node %(node)s is already reserved.'
+
+
+class ServiceUnavailable(ReserveapiException):
+    status = 503
+    code = 'reserveapi.service_unavailable'
+    msg_fmt = '%(reason)s'

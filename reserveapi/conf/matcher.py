@@ -1,0 +1,28 @@
+from oslo_config import cfg
+
+GROUP = 'matcher'
+
+opts = [
+    cfg.IntOpt('subset_size', default=10, min=1,
+               help='A reservation picks at random among this many of the '
+                    'best fitting nodes, so that concurrent requests for '
+                    'the same flavor rarely collide.'),
+    cfg.BoolOpt('exact_match', default=False,
+                help='Demand that memory and CPU count equal the flavor '
+                     "(Nova's old Exact*Filter behaviour) instead of being "
+                     'at least as large.'),
+    cfg.IntOpt('batch_size', default=500, min=1,
+               help='Nodes loaded per batch when checking the predicates '
+                    'that cannot be expressed in SQL.'),
+    cfg.IntOpt('max_attempts', default=5, min=1,
+               help='Candidates tried when a concurrent request takes the '
+                    'chosen node first.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

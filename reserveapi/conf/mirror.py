@@ -1,0 +1,39 @@
+from oslo_config import cfg
+
+GROUP = 'mirror'
+
+opts = [
+    cfg.BoolOpt('resolve_hosts_via_nova', default=False,
+                help="Also resolve a host to every compute node Nova's "
+                     'hypervisor list reports for it (an Ironic host has '
+                     'one per node), not only to the provider named after '
+                     'the host.'),
+    cfg.FloatOpt('inline_timeout', default=5.0, min=0,
+                 help='Seconds an API call waits for Placement before it '
+                      'answers 202 and leaves the change to the worker.'),
+    cfg.IntOpt('retry_interval', default=10, min=1,
+               help='Seconds between passes of the worker over pending '
+                    'changes.'),
+    cfg.IntOpt('backoff_base', default=5, min=1,
+               help='First retry delay in seconds; doubled per attempt.'),
+    cfg.IntOpt('backoff_max', default=600, min=1,
+               help='Longest delay between two retries of one change.'),
+    cfg.IntOpt('claim_timeout', default=300, min=1,
+               help='Seconds a worker owns a claimed change before another '
+                    'worker may take it over.'),
+    cfg.IntOpt('reconcile_interval', default=600, min=0,
+               help='Seconds between full reconcile passes of the worker, '
+                    'which let new providers inherit their host\'s '
+                    'aggregates. 0 disables it.'),
+    cfg.IntOpt('generation_retries', default=4, min=1,
+               help='Attempts to update one provider when its generation '
+                    'keeps changing under us.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

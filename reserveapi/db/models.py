@@ -1,0 +1,182 @@
+"""SQLAlchemy models: the schema the alembic migrations create.
+
+String columns that are indexed stay at 255 characters or fewer so that
+their indexes fit utf8mb4 on MariaDB/MySQL.
+"""
+
+from oslo_db.sqlalchemy import models
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
+
+
+class Base(models.ModelBase, orm.DeclarativeBase):
+    """Declarative base; timestamps are naive UTC."""
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, nullable=False,
+                           default=timeutils.utcnow)
+    updated_at = sa.Column(sa.DateTime, nullable=True,
+                           onupdate=timeutils.utcnow)
+
+
+class Node(TimestampMixin, Base):
+    """A bare metal node as last read from the inventory source.
+
+    Sizing, state and ownership are columns so the matcher can filter in
+    SQL; capabilities and traits live in their own tables for the same
+    reason.
+    """
+
+    __tablename__ = 'nodes'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
+        sa.Index('nodes_match_idx', 'resource_class', 'provision_state'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.String(255), nullable=True, index=True)
+    resource_class = sa.Column(sa.String(255), nullable=True)
+    memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
+    cpus = sa.Column(sa.Integer, nullable=False, default=0)
+    local_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    cpu_arch = sa.Column(sa.String(64), nullable=True)
+    provision_state = sa.Column(sa.String(32), nullable=True)
+    power_state = sa.Column(sa.String(32), nullable=True)
+    maintenance = sa.Column(sa.Boolean, nullable=False, default=False)
+    retired = sa.Column(sa.Boolean, nullable=False, default=False)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    conductor_group = sa.Column(sa.String(255), nullable=True)
+    owner = sa.Column(sa.String(255), nullable=True)
+    lessee = sa.Column(sa.String(255), nullable=True)
+    vanished = sa.Column(sa.Boolean, nullable=False, default=False)
+    synced_at = sa.Column(sa.DateTime, nullable=True)
+
+    traits = orm.relationship('NodeTrait', cascade='all, delete-orphan',
+                              lazy='selectin')
+    capabilities = orm.relationship('NodeCapability',
+                                    cascade='all, delete-orphan',
+                                    lazy='selectin')
+
+
+class NodeTrait(Base):
+    __tablename__ = 'node_traits'
+    __table_args__ = (
+        sa.Index('node_traits_trait_idx', 'trait'),
+        TABLE_ARGS,
+    )
+
+    node_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('nodes.id', ondelete='CASCADE'),
+                        primary_key=True)
+    trait = sa.Column(sa.String(255), primary_key=True)
+
+
+class NodeCapability(Base):
+    __tablename__ = 'node_capabilities'
+    __table_args__ = (
+        sa.Index('node_capabilities_key_value_idx', 'key', 'value'),
+        TABLE_ARGS,
+    )
+
+    node_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('nodes.id', ondelete='CASCADE'),
+                        primary_key=True)
+    key = sa.Column(sa.String(255), primary_key=True)
+    value = sa.Column(sa.String(255), nullable=False)
+
+
+class Reservation(TimestampMixin, Base):
+    """One node held for one instance on behalf of one compute host.
+
+    ``active_node_id`` and ``active_instance_uuid`` are set while the
+    reservation is live and cleared when it ends; their unique constraints
+    are what makes a double booking impossible across processes.
+    """
+
+    __tablename__ = 'reservations'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_reservations0uuid'),
+        sa.UniqueConstraint('active_node_id',
+                            name='uniq_reservations0active_node_id'),
+        sa.UniqueConstraint('active_instance_uuid',
+                            name='uniq_reservations0active_instance_uuid'),
+        sa.Index('reservations_host_idx', 'host'),
+        sa.Index('reservations_instance_uuid_idx', 'instance_uuid'),
+        sa.Index('reservations_state_created_idx', 'state', 'created_at'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    host = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    node_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('nodes.id', ondelete='CASCADE'),
+                        nullable=False)
+    state = sa.Column(sa.String(16), nullable=False)
+    active_node_id = sa.Column(sa.Integer, nullable=True)
+    active_instance_uuid = sa.Column(sa.String(36), nullable=True)
+    expires_at = sa.Column(sa.DateTime, nullable=True)
+
+    node = orm.relationship('Node', lazy='joined', innerjoin=True)
+
+
+class MirrorAggregate(TimestampMixin, Base):
+    """A Nova host aggregate whose membership we mirror into Placement.
+
+    Only aggregate UUIDs recorded here are ever removed from a provider.
+    """
+
+    __tablename__ = 'mirror_aggregates'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_mirror_aggregates0uuid'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)
+
+    hosts = orm.relationship('MirrorHost', cascade='all, delete-orphan',
+                             lazy='selectin', back_populates='aggregate')
+
+
+class MirrorHost(TimestampMixin, Base):
+    """Desired membership of one host in one aggregate, and its progress.
+
+    ``version`` grows with every change of ``member``; a worker only marks
+    the row synced if the version it applied is still current, so a
+    remove that lands while an add is being applied is never lost.
+    """
+
+    __tablename__ = 'mirror_hosts'
+    __table_args__ = (
+        sa.UniqueConstraint('aggregate_id', 'host',
+                            name='uniq_mirror_hosts0aggregate_id0host'),
+        sa.Index('mirror_hosts_pending_idx', 'state', 'next_attempt_at'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    aggregate_id = sa.Column(
+        sa.Integer, sa.ForeignKey('mirror_aggregates.id', ondelete='CASCADE'),
+        nullable=False)
+    host = sa.Column(sa.String(255), nullable=False)
+    member = sa.Column(sa.Boolean, nullable=False)
+    version = sa.Column(sa.Integer, nullable=False, default=1)
+    state = sa.Column(sa.String(16), nullable=False)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0)
+    last_error = sa.Column(sa.Text, nullable=True)
+    next_attempt_at = sa.Column(sa.DateTime, nullable=True)
+    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claimed_until = sa.Column(sa.DateTime, nullable=True)
+    synced_at = sa.Column(sa.DateTime, nullable=True)
+
+    aggregate = orm.relationship('MirrorAggregate', back_populates='hosts')

@@ -1,0 +1,33 @@
+"""WSGI entry point for uWSGI, gunicorn or mod_wsgi.
+
+Reads the config file named by RESERVEAPI_CONFIG_FILE, default
+/etc/reserveapi/reserveapi.conf. Example::
+
+    gunicorn -w 4 -b 127.0.0.1:6390 reserveapi.wsgi.api:application
+"""
+
+import os
+import threading
+
+from reserveapi.api import app
+from reserveapi.common import service
+
+CONFIG_FILE_ENV = 'RESERVEAPI_CONFIG_FILE'
+DEFAULT_CONFIG_FILE = '/etc/reserveapi/reserveapi.conf'
+
+_lock = threading.Lock()
+_application = None
+
+
+def init_application():
+    global _application
+    with _lock:
+        if _application is None:
+            config_file = os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE)
+            conf = service.prepare_service(
+                [], default_config_files=[config_file])
+            _application = app.setup_app(conf)
+    return _application
+
+
+application = init_application()

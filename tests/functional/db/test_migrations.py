@@ -1,0 +1,90 @@
+"""Migrations build the schema the models describe, on every backend."""
+
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import test_fixtures
+from oslo_db.sqlalchemy import test_migrations
+import sqlalchemy as sa
+
+from reserveapi.db import migration
+from reserveapi.db import models
+from tests import base
+from tests.functional import base as functional_base
+
+
+class _MigrationsMixin:
+
+    def test_walk_up_from_empty(self):
+        self.assertIsNone(migration.current(engine=self.engine))
+        migration.upgrade(engine=self.engine)
+        head = migration.current(engine=self.engine)
+        self.assertIsNotNone(head)
+        tables = set(sa.inspect(self.engine).get_table_names())
+        self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
+        migration.upgrade(engine=self.engine)
+        self.assertEqual(head, migration.current(engine=self.engine))
+
+
+class _ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
+
+    def get_engine(self):
+        return self.engine
+
+    def get_metadata(self):
+        return models.Base.metadata
+
+    def db_sync(self, engine):
+        migration.upgrade(engine=engine)
+
+    def include_object(self, object_, name, type_, reflected, compare_to):
+        return not (type_ == 'table' and name == 'alembic_version')
+
+
+class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
+                             base.TestCase):
+    """A fresh, empty database: the migrations, not the test, build it."""
+
+    FIXTURE = test_fixtures.OpportunisticDbFixture
+    SKIP_ON_UNAVAILABLE_DB = functional_base.DBTestCase.SKIP_ON_UNAVAILABLE_DB
+
+    @property
+    def engine(self):
+        return enginefacade.writer.get_engine()
+
+
+class TestMigrationsSQLite(_MigrationsMixin, _EmptyDatabaseTestCase):
+    pass
+
+
+class TestMigrationsPostgreSQL(_MigrationsMixin, _EmptyDatabaseTestCase):
+    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+
+
+class TestMigrationsMySQL(_MigrationsMixin, _EmptyDatabaseTestCase):
+    FIXTURE = test_fixtures.MySQLOpportunisticFixture
+
+
+class TestModelsSyncSQLite(_ModelsMigrationsSyncMixin,
+                           _EmptyDatabaseTestCase):
+    pass
+
+
+class TestModelsSyncPostgreSQL(_ModelsMigrationsSyncMixin,
+                               _EmptyDatabaseTestCase):
+    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+
+
+class TestModelsSyncMySQL(_ModelsMigrationsSyncMixin,
+                          _EmptyDatabaseTestCase):
+    FIXTURE = test_fixtures.MySQLOpportunisticFixture
+
+    def test_tables_are_utf8mb4(self):
+        migration.upgrade(engine=self.engine)
+        with self.engine.connect() as connection:
+            rows = connection.execute(sa.text(
+                'SELECT table_name, table_collation FROM '
+                'information_schema.tables WHERE table_schema = DATABASE() '
+                "AND table_name != 'alembic_version'")).all()
+        self.assertEqual(set(models.Base.metadata.tables),
+                         {row[0] for row in rows})
+        for table, collation in rows:
+            self.assertTrue(collation.startswith('utf8mb4'), table)
