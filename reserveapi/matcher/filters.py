@@ -1,0 +1,260 @@
+"""Pure predicates deciding whether one node can serve a request spec.
+
+Each criterion is named so that a refusal can say which rule eliminated
+how many nodes.  The SQL layer may pre-filter on the same rules; these
+predicates are the definition and re-check every candidate.
+"""
+
+import dataclasses
+import typing
+
+from reserveapi.matcher import spec as spec_mod
+
+AVAILABLE = 'available'
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeView:
+    """The node fields matching reads; any object with them will do.
+
+    The defaults describe an eligible, unowned node of unknown size.
+    """
+
+    uuid: str
+    name: str | None = None
+    resource_class: str | None = None
+    memory_mb: int | None = None
+    cpus: int | None = None
+    local_gb: int | None = None
+    cpu_arch: str | None = None
+    capabilities: dict = dataclasses.field(default_factory=dict)
+    traits: frozenset[str] = frozenset()
+    provision_state: str | None = AVAILABLE
+    power_state: str | None = 'power off'
+    maintenance: bool = False
+    retired: bool = False
+    instance_uuid: str | None = None
+    owner: str | None = None
+    lessee: str | None = None
+    reserved: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchContext:
+    """Per-request facts that are not part of the spec.
+
+    ``candidate_nodes`` holds node UUIDs or names; None means every node,
+    an empty collection means none.  A None ``project_id`` (a caller with
+    no project) skips the owner/lessee rule, as in Ironic's allocations.
+    """
+
+    project_id: str | None = None
+    candidate_nodes: frozenset[str] | None = None
+    exact_match: bool = False
+
+    def __post_init__(self):
+        if self.candidate_nodes is not None:
+            object.__setattr__(self, 'candidate_nodes',
+                               frozenset(self.candidate_nodes))
+
+
+class Criterion(typing.NamedTuple):
+    name: str
+    predicate: typing.Callable
+    description: str
+
+
+class Miss(typing.NamedTuple):
+    """Why a node failed: ``item`` names the trait or capability, if any."""
+
+    detail: str
+    item: str | None = None
+
+
+def node_capabilities(node):
+    """The values capability requirements see: Nova's node ``stats``.
+
+    As in Nova's Ironic driver, ``cpu_arch`` is there too, so the legacy
+    unscoped ``cpu_arch`` extra spec works; a capability of the same name
+    wins.
+    """
+    stats = {'cpu_arch': node.cpu_arch} if node.cpu_arch else {}
+    stats.update(spec_mod.parse_capabilities(node.capabilities))
+    return stats
+
+
+def _provision_state(spec, node, context):
+    if node.provision_state != AVAILABLE:
+        return Miss('provision state is %s' % node.provision_state)
+
+
+def _power_state(spec, node, context):
+    if node.power_state is None:
+        return Miss('power state is unknown')
+
+
+def _maintenance(spec, node, context):
+    if node.maintenance:
+        return Miss('in maintenance')
+
+
+def _retired(spec, node, context):
+    if node.retired:
+        return Miss('retired')
+
+
+def _instance_uuid(spec, node, context):
+    if node.instance_uuid:
+        return Miss('has instance %s' % node.instance_uuid)
+
+
+def _reserved(spec, node, context):
+    if node.reserved:
+        return Miss('has a live reservation')
+
+
+def _candidate_nodes(spec, node, context):
+    candidates = context.candidate_nodes
+    if candidates is not None and not ({node.uuid, node.name} & candidates):
+        return Miss('not in candidate_nodes')
+
+
+def _owner(spec, node, context):
+    """Ironic's allocation rule: with an owner or lessee set, the project
+    must be one of them.
+    """
+    project_id = context.project_id
+    if project_id is None or not (node.owner or node.lessee):
+        return None
+    if project_id not in (node.owner, node.lessee):
+        return Miss('owned by or leased to another project')
+
+
+def _resource_class(spec, node, context):
+    if spec.resource_class is None:
+        return None
+    node_class = spec_mod.normalize_resource_class(node.resource_class)
+    if node_class != spec.resource_class:
+        return Miss('resource class is %s, needs %s'
+                    % (node_class, spec.resource_class))
+
+
+def _cpu_arch(spec, node, context):
+    if spec.cpu_arch is None:
+        return None
+    try:
+        node_arch = spec_mod.canonicalize_arch(node.cpu_arch)
+    except ValueError:
+        node_arch = None
+    if node_arch != spec.cpu_arch:
+        return Miss('cpu_arch is %s, the image needs %s'
+                    % (node.cpu_arch, spec.cpu_arch))
+
+
+def _size(label, have, need, exact):
+    """Nova's RAM/Core filters, or the old Exact* filters when ``exact``."""
+    have = have or 0
+    if have == need or (have > need and not exact):
+        return None
+    return Miss('has %d %s, needs %s%d'
+                % (have, label, 'exactly ' if exact else '', need))
+
+
+def _memory_mb(spec, node, context):
+    if spec.check_memory:
+        return _size('MiB memory', node.memory_mb, spec.memory_mb,
+                     context.exact_match)
+
+
+def _cpus(spec, node, context):
+    if spec.check_vcpus:
+        return _size('cpus', node.cpus, spec.vcpus, context.exact_match)
+
+
+def _local_gb(spec, node, context):
+    if spec.check_disk:
+        return _size('GiB disk', node.local_gb, spec.disk_gb, False)
+
+
+def _required_traits(spec, node, context):
+    missing = sorted(spec.required_traits - frozenset(node.traits or ()))
+    if missing:
+        return Miss('lacks trait %s' % ', '.join(missing), missing[0])
+
+
+def _forbidden_traits(spec, node, context):
+    present = sorted(spec.forbidden_traits & frozenset(node.traits or ()))
+    if present:
+        return Miss('has forbidden trait %s' % ', '.join(present), present[0])
+
+
+def _capabilities(spec, node, context):
+    if not spec.capabilities:
+        return None
+    stats = node_capabilities(node)
+    for requirement in spec.capabilities:
+        value = stats.get(requirement.key)
+        if not requirement.matches(value):
+            shown = 'unset' if value is None else repr(value)
+            return Miss('capability %s is %s, needs %r'
+                        % (requirement.key, shown, requirement.text),
+                        requirement.key)
+
+
+def _predicate(check):
+    def predicate(spec, node, context):
+        return check(spec, node, context) is None
+    predicate.__name__ = check.__name__.lstrip('_')
+    predicate.__doc__ = check.__doc__
+    return predicate
+
+
+_CHECKS = (
+    ('provision_state', _provision_state, "provision_state is 'available'"),
+    ('power_state', _power_state, 'power_state is known'),
+    ('maintenance', _maintenance, 'not in maintenance'),
+    ('retired', _retired, 'not retired'),
+    ('instance_uuid', _instance_uuid, 'no instance_uuid'),
+    ('reserved', _reserved, 'no live reservation'),
+    ('candidate_nodes', _candidate_nodes,
+     'uuid or name in candidate_nodes, when given'),
+    ('owner', _owner,
+     "owner or lessee is the request's project, when either is set"),
+    ('resource_class', _resource_class,
+     'normalized resource class is the requested custom class'),
+    ('cpu_arch', _cpu_arch, "canonical cpu_arch is the image's"),
+    ('memory_mb', _memory_mb, 'enough memory (exactly, with exact_match)'),
+    ('cpus', _cpus, 'enough cpus (exactly, with exact_match)'),
+    ('local_gb', _local_gb, 'local_gb >= root + ephemeral + swap'),
+    ('required_traits', _required_traits, 'has every required trait'),
+    ('forbidden_traits', _forbidden_traits, 'has no forbidden trait'),
+    ('capabilities', _capabilities,
+     'capabilities satisfy every capability requirement'),
+)
+
+CRITERIA = tuple(Criterion(name, _predicate(check), description)
+                 for name, check, description in _CHECKS)
+
+
+def first_miss(spec, node, context):
+    """``(criterion_name, Miss)`` for the first failed criterion, or None."""
+    for name, check, _description in _CHECKS:
+        miss = check(spec, node, context)
+        if miss is not None:
+            return name, miss
+    return None
+
+
+def first_failure(spec, node, context):
+    """``(criterion_name, detail)`` for the first failed criterion, or
+    None when the node matches.
+    """
+    failure = first_miss(spec, node, context)
+    if failure is None:
+        return None
+    name, miss = failure
+    return name, miss.detail
+
+
+def matches(spec, node, context):
+    return first_miss(spec, node, context) is None

@@ -1,0 +1,140 @@
+"""Order matching nodes, pick one, and explain an empty result."""
+
+import collections
+import random
+
+from reserveapi.matcher import filters
+
+UNSET = '<unset>'
+# How many distinct values of a failed capability a refusal reports.
+CAPABILITY_VALUES_SHOWN = 5
+
+# How each criterion reads in "120 nodes: 80 wrong resource class, ...".
+# Criteria that fail on one trait or capability take it as ``%s``.
+_PHRASES = {
+    'provision_state': 'not available',
+    'power_state': 'in an unknown power state',
+    'maintenance': 'in maintenance',
+    'retired': 'retired',
+    'instance_uuid': 'with an instance',
+    'reserved': 'reserved',
+    'candidate_nodes': 'not in candidate_nodes',
+    'owner': "not the project's",
+    'resource_class': 'wrong resource class',
+    'cpu_arch': 'wrong cpu_arch',
+    'memory_mb': 'wrong memory size',
+    'cpus': 'wrong cpu count',
+    'local_gb': 'too little disk',
+    'required_traits': 'lack trait %s',
+    'forbidden_traits': 'have forbidden trait %s',
+    'capabilities': 'fail capability %s',
+}
+_ORDER = {criterion.name: index
+          for index, criterion in enumerate(filters.CRITERIA)}
+
+
+def waste(spec, node):
+    """What the node offers beyond the request, memory first, then cpus,
+    then disk; only the checked dimensions count.  Lower is better.
+    """
+    dimensions = (
+        (spec.check_memory, node.memory_mb, spec.memory_mb),
+        (spec.check_vcpus, node.cpus, spec.vcpus),
+        (spec.check_disk, node.local_gb, spec.disk_gb),
+    )
+    return tuple((have or 0) - need
+                 for checked, have, need in dimensions if checked)
+
+
+def rank(spec, nodes, subset_size, rng=random):
+    """Matching nodes in the order to try them.
+
+    The best ``subset_size`` nodes by waste come first, shuffled, so that
+    concurrent requests rarely race for one node; the rest follow in waste
+    order for when every attempt in the subset loses a race.  Nodes that
+    waste the same are ordered at random (Nova's
+    ``shuffle_best_same_weighed_hosts``): identical bare metal nodes are the
+    norm, and input order would otherwise send every request to the first.
+    As in Nova, a ``subset_size`` below 1 means 1.
+    """
+    keyed = sorted(((waste(spec, node), rng.random(), index, node)
+                    for index, node in enumerate(nodes)),
+                   key=lambda item: item[:3])
+    ordered = [item[-1] for item in keyed]
+    size = max(1, subset_size)
+    best = ordered[:size]
+    rng.shuffle(best)
+    return best + ordered[size:]
+
+
+def choose(spec, nodes, subset_size, rng=random):
+    """A random node among the ``subset_size`` least wasteful, or None."""
+    ranked = rank(spec, nodes, subset_size, rng)
+    return ranked[0] if ranked else None
+
+
+def eliminate(spec, nodes, context):
+    """Count, per criterion, the nodes it eliminated first.
+
+    Returns ``(eliminated, capability_values)``.  Each non-matching node
+    counts once, under its first failed criterion, so the counts add up to
+    the number of nodes that do not match.  Criteria failing on one trait
+    or capability are keyed ``criterion:item`` (``required_traits:
+    CUSTOM_RAID``).  ``capability_values`` maps each failed capability to
+    a Counter of the values those nodes have (``<unset>`` when missing),
+    keeping the most common few.
+    """
+    eliminated = collections.Counter()
+    capability_values = collections.defaultdict(collections.Counter)
+    for node in nodes:
+        failure = filters.first_miss(spec, node, context)
+        if failure is None:
+            continue
+        name, miss = failure
+        eliminated[name if miss.item is None else
+                   '%s:%s' % (name, miss.item)] += 1
+        if name == 'capabilities':
+            value = filters.node_capabilities(node).get(miss.item, UNSET)
+            capability_values[miss.item][value] += 1
+    shown = {key: collections.Counter(
+        dict(values.most_common(CAPABILITY_VALUES_SHOWN)))
+        for key, values in capability_values.items()}
+    return dict(eliminated), shown
+
+
+def explain(total, eliminated, capability_values):
+    """Human text for a refusal: what eliminated how many nodes.
+
+    "120 nodes: 80 wrong resource class, 30 lack trait CUSTOM_RAID, 10
+    reserved; capability boot_mode: closest nodes have bios (12), legacy
+    (3)".  Larger counts come first, ties in criterion order.
+    """
+    text = '%d %s' % (total, 'node' if total == 1 else 'nodes')
+    reasons = ', '.join(
+        '%d %s' % (count, _phrase(key))
+        for key, count in sorted(eliminated.items(), key=_reason_order)
+        if count)
+    if reasons:
+        text += ': ' + reasons
+    for key in sorted(capability_values):
+        values = ', '.join('%s (%d)' % (value, count) for value, count
+                           in capability_values[key].most_common())
+        if values:
+            text += '; capability %s: closest nodes have %s' % (key, values)
+    return text
+
+
+def _split(key):
+    name, _colon, item = key.partition(':')
+    return name, item
+
+
+def _phrase(key):
+    name, item = _split(key)
+    phrase = _PHRASES.get(name, name)
+    return phrase % item if '%s' in phrase else phrase
+
+
+def _reason_order(entry):
+    key, count = entry
+    return -count, _ORDER.get(_split(key)[0], len(_ORDER)), key
