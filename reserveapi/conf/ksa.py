@@ -4,24 +4,33 @@ import copy
 
 from keystoneauth1 import loading as ks_loading
 
+VALID_INTERFACES = ['internal', 'public']
+
+
+def _adapter_opts(service_type):
+    """Adapter options with our defaults built in.
+
+    Built in rather than set with ``set_default``, which a test's config
+    fixture would undo at cleanup.
+    """
+    opts = copy.deepcopy(ks_loading.get_adapter_conf_options())
+    for opt in opts:
+        if opt.dest == 'service_type':
+            opt.default = service_type
+        elif opt.dest == 'valid_interfaces':
+            opt.default = VALID_INTERFACES
+    return opts
+
 
 def register_opts(conf, group, service_type):
     ks_loading.register_session_conf_options(conf, group)
     ks_loading.register_auth_conf_options(conf, group)
-    ks_loading.register_adapter_conf_options(conf, group)
-    conf.set_default('service_type', service_type, group=group)
-    conf.set_default('valid_interfaces', ['internal', 'public'], group=group)
+    conf.register_opts(_adapter_opts(service_type), group=group)
 
 
 def list_opts(group, service_type):
-    """Options for the config generator, with our defaults filled in."""
-    adapter_opts = copy.deepcopy(ks_loading.get_adapter_conf_options())
-    for opt in adapter_opts:
-        if opt.dest == 'service_type':
-            opt.default = service_type
-        elif opt.dest == 'valid_interfaces':
-            opt.default = ['internal', 'public']
+    """Options for the config generator."""
     return (ks_loading.get_session_conf_options()
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password')
-            + adapter_opts)
+            + _adapter_opts(service_type))

@@ -1,0 +1,1 @@
+"""Mirror of Nova host aggregates into Placement provider aggregates."""
