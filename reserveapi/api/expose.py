@@ -7,8 +7,10 @@ them in the API-WG format.
 """
 
 import functools
+import inspect
 
 import pecan
+import webob.exc
 from wsme import exc as wsme_exc
 from wsme.rest import json as wsme_json
 
@@ -30,6 +32,28 @@ def request_body(body_type):
             reason='unknown field(s) %s.' % ', '.join(sorted(exc.attributes)))
     except wsme_exc.ClientSideError as exc:
         raise exception.Invalid(reason=exc.faultstring)
+    except ValueError as exc:
+        raise exception.Invalid(reason=str(exc))
+
+
+def _query_arguments(signature, controller, path_args, kwargs):
+    """The query parameters to pass on; a 404 or 400 if they do not fit.
+
+    pecan also hands over the fields of a JSON body as keyword arguments;
+    only the query string's are wanted. Path segments the method does not
+    take mean no such resource.
+    """
+    query = {key: value for key, value in kwargs.items()
+             if key in pecan.request.GET}
+    unknown = sorted(set(query) - set(signature.parameters))
+    if unknown:
+        raise exception.Invalid(reason='unknown query parameter(s) %s.'
+                                % ', '.join(unknown))
+    try:
+        signature.bind(controller, *path_args, **query)
+    except TypeError:
+        raise webob.exc.HTTPNotFound()
+    return query
 
 
 def expose(status=200):
@@ -39,12 +63,13 @@ def expose(status=200):
     """
 
     def decorate(method):
+        signature = inspect.signature(method)
+
         @functools.wraps(method)
-        def wrapped(*args, **kwargs):
-            # No named "self" here: pecan then reads the argument list of
-            # the wrapped method, and routes path segments accordingly.
+        def wrapped(self, *args, **kwargs):
+            query = _query_arguments(signature, self, args, kwargs)
             pecan.response.status = status
-            return method(*args, **kwargs)
+            return method(self, *args, **query)
 
         return pecan.expose('json', content_type='application/json')(wrapped)
 

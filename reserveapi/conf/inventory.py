@@ -5,9 +5,7 @@ GROUP = 'inventory'
 opts = [
     cfg.StrOpt('source', default='file',
                choices=[('file', 'A JSON or YAML document shaped like '
-                                 "Ironic's GET /v1/nodes?detail=True."),
-                        ('ironic', 'The Ironic API, read with '
-                                   'python-ironicclient.')],
+                                 "Ironic's GET /v1/nodes?detail=True.")],
                help='Where the node inventory comes from.'),
     cfg.StrOpt('file', default='/etc/reserveapi/nodes.yaml',
                help='Inventory document used when source is "file".'),

@@ -1,17 +1,39 @@
 """The only module that talks SQL.
 
 Every public function opens its own transaction through the oslo.db
-enginefacade, returns plain values or detached model objects, and turns
-database errors into ``reserveapi.common.exception`` types.
+enginefacade and returns plain records, never live ORM objects, and turns
+database errors into ``reserveapi.common.exception`` types. Writers retry
+deadlocks.
 """
 
+import collections
+import dataclasses
 import threading
 
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import utils as db_utils
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from reserveapi.common import exception
+from reserveapi.db import models
 
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
 _CONTEXT = threading.local()
+
+# Reservation states. Live reservations hold their node; expired ones are
+# kept so that the host that held one can see why it is gone.
+RESERVED = 'reserved'
+ACTIVE = 'active'
+EXPIRED = 'expired'
+LIVE_STATES = (RESERVED, ACTIVE)
+
+_retry_on_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
+                                               retry_on_deadlock=True)
 
 
 def _reader():
@@ -25,3 +47,554 @@ def _writer():
 def get_engine():
     return main_context_manager.writer.get_engine()
 
+
+# Nodes ---------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class NodeRecord:
+    """A node as matching and the API see it."""
+
+    id: int
+    uuid: str
+    name: str | None
+    resource_class: str | None
+    memory_mb: int
+    cpus: int
+    local_gb: int
+    cpu_arch: str | None
+    capabilities: dict
+    traits: frozenset
+    provision_state: str | None
+    power_state: str | None
+    maintenance: bool
+    retired: bool
+    instance_uuid: str | None
+    conductor_group: str | None
+    owner: str | None
+    lessee: str | None
+    vanished: bool
+    synced_at: object
+    created_at: object
+    updated_at: object
+    reservation: object = None
+
+    @property
+    def reserved(self):
+        return self.reservation is not None
+
+
+_NODE_COLUMNS = ('uuid', 'name', 'resource_class', 'memory_mb', 'cpus',
+                 'local_gb', 'cpu_arch', 'provision_state', 'power_state',
+                 'maintenance', 'retired', 'instance_uuid', 'conductor_group',
+                 'owner', 'lessee')
+
+
+def _node_record(node, reservation=None):
+    return NodeRecord(
+        id=node.id,
+        capabilities={cap.key: cap.value for cap in node.capabilities},
+        traits=frozenset(trait.trait for trait in node.traits),
+        vanished=node.vanished, synced_at=node.synced_at,
+        created_at=node.created_at, updated_at=node.updated_at,
+        reservation=(_reservation_record(reservation, node)
+                     if reservation is not None else None),
+        **{column: getattr(node, column) for column in _NODE_COLUMNS})
+
+
+def _live_reservation_join():
+    return sa.and_(models.Reservation.active_node_id == models.Node.id)
+
+
+def _nodes_with_reservations(session):
+    return (session.query(models.Node, models.Reservation)
+            .outerjoin(models.Reservation, _live_reservation_join()))
+
+
+@_retry_on_deadlock
+def sync_nodes(nodes, fingerprints, now=None):
+    """Make the nodes table equal ``nodes`` (normalized inventory dicts).
+
+    ``fingerprints`` maps each uuid to a digest of its dict, so unchanged
+    nodes cost one comparison. A vanished node with a live reservation is
+    flagged ``vanished`` instead of being dropped. Returns counts.
+    """
+    now = now or timeutils.utcnow()
+    counts = dict.fromkeys(('added', 'updated', 'unchanged', 'removed',
+                            'flagged'), 0)
+    wanted = {node['uuid']: node for node in nodes}
+    with _writer() as session:
+        existing = {row.uuid: row for row in session.execute(
+            sa.select(models.Node.id, models.Node.uuid,
+                      models.Node.fingerprint, models.Node.vanished))}
+        reserved_ids = set(session.scalars(
+            sa.select(models.Reservation.active_node_id).where(
+                models.Reservation.active_node_id.is_not(None))))
+
+        changed_ids = []
+        for uuid, node in wanted.items():
+            row = existing.get(uuid)
+            if row is None:
+                continue
+            if row.fingerprint == fingerprints[uuid] and not row.vanished:
+                counts['unchanged'] += 1
+                continue
+            changed_ids.append(row.id)
+            session.execute(
+                sa.update(models.Node).where(models.Node.id == row.id).values(
+                    fingerprint=fingerprints[uuid], vanished=False,
+                    synced_at=now, updated_at=now,
+                    **{column: node[column] for column in _NODE_COLUMNS}))
+            counts['updated'] += 1
+        _replace_children(session, changed_ids,
+                          [(existing[u].id, wanted[u]) for u in wanted
+                           if u in existing and existing[u].id in
+                           set(changed_ids)])
+
+        new = [node for uuid, node in wanted.items() if uuid not in existing]
+        for chunk in _chunks(new, 1000):
+            session.execute(sa.insert(models.Node), [
+                dict({column: node[column] for column in _NODE_COLUMNS},
+                     fingerprint=fingerprints[node['uuid']], vanished=False,
+                     synced_at=now, created_at=now)
+                for node in chunk])
+            ids = dict(session.execute(
+                sa.select(models.Node.uuid, models.Node.id).where(
+                    models.Node.uuid.in_([node['uuid'] for node in chunk]))
+            ).all())
+            _replace_children(session, [],
+                              [(ids[node['uuid']], node) for node in chunk])
+        counts['added'] = len(new)
+
+        gone = [row for uuid, row in existing.items() if uuid not in wanted]
+        drop = [row.id for row in gone if row.id not in reserved_ids]
+        flag = [row.id for row in gone
+                if row.id in reserved_ids and not row.vanished]
+        for chunk in _chunks(drop, 1000):
+            session.execute(sa.delete(models.Node).where(
+                models.Node.id.in_(chunk)))
+        for chunk in _chunks(flag, 1000):
+            session.execute(sa.update(models.Node).where(
+                models.Node.id.in_(chunk)).values(vanished=True,
+                                                  updated_at=now))
+        counts['removed'] = len(drop)
+        counts['flagged'] = len(flag)
+    return counts
+
+
+def _chunks(items, size):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _replace_children(session, stale_ids, nodes):
+    """Rewrite traits and capabilities of ``(node_id, node)`` pairs."""
+    for chunk in _chunks(stale_ids, 1000):
+        session.execute(sa.delete(models.NodeTrait).where(
+            models.NodeTrait.node_id.in_(chunk)))
+        session.execute(sa.delete(models.NodeCapability).where(
+            models.NodeCapability.node_id.in_(chunk)))
+    traits = [{'node_id': node_id, 'trait': trait}
+              for node_id, node in nodes for trait in node['traits']]
+    capabilities = [{'node_id': node_id, 'key': key, 'value': value}
+                    for node_id, node in nodes
+                    for key, value in node['capabilities'].items()]
+    for chunk in _chunks(traits, 5000):
+        session.execute(sa.insert(models.NodeTrait), chunk)
+    for chunk in _chunks(capabilities, 5000):
+        session.execute(sa.insert(models.NodeCapability), chunk)
+
+
+def get_node(ident):
+    """A node by uuid or name, with its live reservation."""
+    with _reader() as session:
+        column = (models.Node.uuid if _looks_like_uuid(ident)
+                  else models.Node.name)
+        row = _nodes_with_reservations(session).filter(
+            column == ident).first()
+        if row is None:
+            raise exception.NodeNotFound(node=ident)
+        return _node_record(*row)
+
+
+def _looks_like_uuid(value):
+    return len(value) == 36 and value.count('-') == 4
+
+
+NODE_SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
+                  'memory_mb', 'cpus', 'local_gb', 'created_at',
+                  'updated_at', 'synced_at')
+
+
+def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
+               sort_dir='asc'):
+    """Nodes matching equality ``filters``; ``reserved`` filters on a
+    live reservation.
+    """
+    filters = dict(filters or {})
+    with _reader() as session:
+        query = _nodes_with_reservations(session)
+        reserved = filters.pop('reserved', None)
+        if reserved is not None:
+            query = query.filter(models.Reservation.id.is_not(None)
+                                 if reserved else
+                                 models.Reservation.id.is_(None))
+        for column, value in filters.items():
+            query = query.filter(getattr(models.Node, column) == value)
+        marker_row = None
+        if marker is not None:
+            marker_row = session.query(models.Node).filter_by(
+                uuid=marker).first()
+            if marker_row is None:
+                raise exception.Invalid(
+                    reason='marker %s is not a node.' % marker)
+        query = db_utils.paginate_query(
+            query, models.Node, limit, [sort_key, 'id'], marker=marker_row,
+            sort_dir=sort_dir)
+        return [_node_record(*row) for row in query]
+
+
+# Matching ------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class NodeFilter:
+    """What SQL can decide about a node before Python looks at it.
+
+    Every field narrows; None or empty means "no constraint". Matching
+    re-checks every rule in Python, so this must only ever drop nodes
+    that Python would drop too.
+    """
+
+    resource_class: str | None = None
+    cpu_arch: str | None = None
+    min_memory_mb: int | None = None
+    min_cpus: int | None = None
+    min_local_gb: int | None = None
+    exact_memory_mb: int | None = None
+    exact_cpus: int | None = None
+    required_traits: frozenset = frozenset()
+    forbidden_traits: frozenset = frozenset()
+    capability_in: tuple = ()        # ((key, (value, ...)), ...)
+    capability_true: tuple = ()      # (key, ...): value is true, any case
+    project_id: str | None = None
+    candidates: frozenset | None = None
+    order_by_fit: tuple = ('memory_mb', 'cpus', 'local_gb')
+
+
+def _eligible_clauses():
+    """The eligibility rules, each a (criterion name, clause) pair."""
+    node = models.Node
+    live = sa.exists().where(models.Reservation.active_node_id == node.id)
+    return [
+        ('provision_state', node.provision_state == 'available'),
+        ('power_state', node.power_state.is_not(None)),
+        ('maintenance', sa.not_(node.maintenance)),
+        ('retired', sa.not_(node.retired)),
+        ('instance_uuid', node.instance_uuid.is_(None)),
+        ('reserved', sa.not_(live)),
+    ]
+
+
+def _filter_clauses(node_filter):
+    """(criterion name, clause) pairs, in the matcher's criteria order."""
+    node = models.Node
+    f = node_filter
+    clauses = _eligible_clauses()
+    if f.candidates is not None:
+        names = sorted(f.candidates)
+        clauses.append(('candidate_nodes',
+                        sa.or_(node.uuid.in_(names), node.name.in_(names))))
+    if f.project_id is not None:
+        clauses.append(('owner', sa.or_(
+            sa.and_(node.owner.is_(None), node.lessee.is_(None)),
+            node.owner == f.project_id, node.lessee == f.project_id)))
+    if f.resource_class is not None:
+        clauses.append(('resource_class',
+                        node.resource_class == f.resource_class))
+    if f.cpu_arch is not None:
+        clauses.append(('cpu_arch', node.cpu_arch == f.cpu_arch))
+    for name, column, minimum, exact in (
+            ('memory_mb', node.memory_mb, f.min_memory_mb, f.exact_memory_mb),
+            ('cpus', node.cpus, f.min_cpus, f.exact_cpus),
+            ('local_gb', node.local_gb, f.min_local_gb, None)):
+        if exact is not None:
+            clauses.append((name, column == exact))
+        elif minimum:
+            clauses.append((name, column >= minimum))
+    for trait in sorted(f.required_traits):
+        clauses.append(('required_traits:' + trait, sa.exists().where(
+            models.NodeTrait.node_id == node.id,
+            models.NodeTrait.trait == trait)))
+    for trait in sorted(f.forbidden_traits):
+        clauses.append(('forbidden_traits:' + trait, ~sa.exists().where(
+            models.NodeTrait.node_id == node.id,
+            models.NodeTrait.trait == trait)))
+    for key, values in f.capability_in:
+        clauses.append(('capabilities:' + key, sa.exists().where(
+            models.NodeCapability.node_id == node.id,
+            models.NodeCapability.key == key,
+            models.NodeCapability.value.in_(values))))
+    for key in f.capability_true:
+        clauses.append(('capabilities:' + key, sa.exists().where(
+            models.NodeCapability.node_id == node.id,
+            models.NodeCapability.key == key,
+            sa.func.lower(models.NodeCapability.value) == 'true')))
+    return clauses
+
+
+def candidate_batches(node_filter, batch_size):
+    """Yield lists of NodeRecords passing ``node_filter``, best fit first.
+
+    Keyset pagination over (fit columns, id) keeps every batch one short
+    indexed query, however many nodes there are.
+    """
+    clauses = [clause for _name, clause in _filter_clauses(node_filter)]
+    order = [getattr(models.Node, column)
+             for column in node_filter.order_by_fit] + [models.Node.id]
+    last = None
+    while True:
+        with _reader() as session:
+            query = (sa.select(models.Node).where(*clauses)
+                     .order_by(*order).limit(batch_size)
+                     .options(orm.selectinload(models.Node.traits),
+                              orm.selectinload(models.Node.capabilities)))
+            if last is not None:
+                query = query.where(sa.tuple_(*order) > last)
+            batch = [_node_record(node)
+                     for node in session.scalars(query)]
+        if not batch:
+            return
+        yield batch
+        tail = batch[-1]
+        last = tuple(getattr(tail, column)
+                     for column in node_filter.order_by_fit) + (tail.id,)
+        if len(batch) < batch_size:
+            return
+
+
+def count_eliminated(node_filter):
+    """Explain an empty match: ``(total, eliminated, capability_values)``.
+
+    ``eliminated`` counts, per SQL criterion, the nodes it was the first
+    to reject; ``capability_values`` holds, for a rejecting capability,
+    the most common values (None when unset) among the nodes it rejected.
+    """
+    clauses = _filter_clauses(node_filter)
+    node = models.Node
+    with _reader() as session:
+        def passing(count):
+            return [node.vanished.is_(False)] + [
+                clause for _name, clause in clauses[:count]]
+
+        counts = [session.scalar(sa.select(sa.func.count()).select_from(
+            node).where(*passing(index)))
+            for index in range(len(clauses) + 1)]
+        eliminated, capability_values = {}, {}
+        for index, (name, _clause) in enumerate(clauses):
+            rejected = counts[index] - counts[index + 1]
+            if not rejected:
+                continue
+            eliminated[name] = rejected
+            if name.startswith('capabilities:'):
+                key = name.partition(':')[2]
+                capability = orm.aliased(models.NodeCapability)
+                rows = session.execute(
+                    sa.select(capability.value, sa.func.count())
+                    .select_from(node)
+                    .outerjoin(capability, sa.and_(
+                        capability.node_id == node.id, capability.key == key))
+                    .where(*passing(index), sa.not_(clauses[index][1]))
+                    .group_by(capability.value)
+                    .order_by(sa.func.count().desc())
+                    .limit(5))
+                capability_values[key] = collections.Counter(
+                    {value if value is not None else '<unset>': count
+                     for value, count in rows})
+    return counts[0], eliminated, capability_values
+
+
+# Reservations --------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ReservationRecord:
+    id: int
+    uuid: str
+    instance_uuid: str
+    host: str
+    project_id: str | None
+    state: str
+    node_id: int
+    node_uuid: str
+    node_name: str | None
+    resource_class: str | None
+    created_at: object
+    updated_at: object
+    expires_at: object
+
+
+def _reservation_record(reservation, node=None):
+    node = node or reservation.node
+    return ReservationRecord(
+        id=reservation.id, uuid=reservation.uuid,
+        instance_uuid=reservation.instance_uuid, host=reservation.host,
+        project_id=reservation.project_id, state=reservation.state,
+        node_id=node.id, node_uuid=node.uuid, node_name=node.name,
+        resource_class=node.resource_class,
+        created_at=reservation.created_at,
+        updated_at=reservation.updated_at,
+        expires_at=reservation.expires_at)
+
+
+def get_live_reservation_for_instance(instance_uuid):
+    with _reader() as session:
+        reservation = session.query(models.Reservation).filter_by(
+            active_instance_uuid=instance_uuid).first()
+        return (_reservation_record(reservation)
+                if reservation is not None else None)
+
+
+@_retry_on_deadlock
+def create_reservation(values, node_id):
+    """Claim ``node_id`` for a new reservation, or raise.
+
+    The unique live-node and live-instance columns make this safe against
+    every concurrent writer: the loser gets NodeAlreadyReserved (try the
+    next node) or InstanceReserved (the instance got one meanwhile). The
+    node must still be eligible at the moment of the claim.
+    """
+    now = timeutils.utcnow()
+    try:
+        with _writer() as session:
+            eligible = session.scalar(
+                sa.select(models.Node.id).where(
+                    models.Node.id == node_id, models.Node.vanished.is_(False),
+                    *[clause for name, clause in _eligible_clauses()
+                      if name != 'reserved']))
+            if eligible is None:
+                raise exception.NodeAlreadyReserved(node=node_id)
+            reservation = models.Reservation(
+                node_id=node_id, active_node_id=node_id,
+                active_instance_uuid=values['instance_uuid'],
+                state=RESERVED, created_at=now, **values)
+            session.add(reservation)
+            session.flush()
+            return _reservation_record(reservation)
+    except db_exc.DBDuplicateEntry as exc:
+        if 'active_node_id' in (exc.columns or ()):
+            raise exception.NodeAlreadyReserved(node=node_id)
+        raise exception.InstanceReserved(
+            instance_uuid=values['instance_uuid'], reservation='?',
+            host='?')
+
+
+def get_reservation(uuid):
+    with _reader() as session:
+        reservation = session.query(models.Reservation).filter_by(
+            uuid=uuid).first()
+        if reservation is None:
+            raise exception.ReservationNotFound(reservation=uuid)
+        return _reservation_record(reservation)
+
+
+RESERVATION_SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host',
+                         'instance_uuid', 'state', 'expires_at')
+
+
+def list_reservations(filters=None, limit=None, marker=None,
+                      sort_key='created_at', sort_dir='asc'):
+    """Reservations matching equality ``filters`` (``node_uuid`` too)."""
+    filters = dict(filters or {})
+    with _reader() as session:
+        query = session.query(models.Reservation).join(models.Reservation.node)
+        node_uuid = filters.pop('node_uuid', None)
+        if node_uuid is not None:
+            query = query.filter(models.Node.uuid == node_uuid)
+        for column, value in filters.items():
+            query = query.filter(getattr(models.Reservation, column) == value)
+        marker_row = None
+        if marker is not None:
+            marker_row = session.query(models.Reservation).filter_by(
+                uuid=marker).first()
+            if marker_row is None:
+                raise exception.Invalid(
+                    reason='marker %s is not a reservation.' % marker)
+        query = db_utils.paginate_query(
+            query, models.Reservation, limit, [sort_key, 'id'],
+            marker=marker_row, sort_dir=sort_dir)
+        return [_reservation_record(reservation) for reservation in query]
+
+
+@_retry_on_deadlock
+def update_reservation(uuid, expected_state, values):
+    """Compare-and-set update: only if the state is still as read."""
+    values = dict(values, updated_at=timeutils.utcnow())
+    with _writer() as session:
+        updated = session.execute(
+            sa.update(models.Reservation).where(
+                models.Reservation.uuid == uuid,
+                models.Reservation.state == expected_state).values(**values)
+        ).rowcount
+    if not updated:
+        current = get_reservation(uuid)
+        raise exception.Conflict(
+            reason='reservation %s changed meanwhile (now %s); read it '
+                   'again.' % (uuid, current.state))
+    return get_reservation(uuid)
+
+
+@_retry_on_deadlock
+def delete_reservation(uuid):
+    """Delete a reservation; its node is free as soon as this commits."""
+    with _writer() as session:
+        deleted = session.execute(sa.delete(models.Reservation).where(
+            models.Reservation.uuid == uuid)).rowcount
+    if not deleted:
+        raise exception.ReservationNotFound(reservation=uuid)
+
+
+@_retry_on_deadlock
+def expire_reservations(older_than):
+    """End every ``reserved`` reservation created before ``older_than``.
+
+    One UPDATE, so concurrent workers never expire one twice and a
+    reservation confirmed meanwhile (now ``active``) is left alone.
+    """
+    now = timeutils.utcnow()
+    with _writer() as session:
+        return session.execute(
+            sa.update(models.Reservation).where(
+                models.Reservation.state == RESERVED,
+                models.Reservation.created_at < older_than).values(
+                state=EXPIRED, active_node_id=None,
+                active_instance_uuid=None, expires_at=now, updated_at=now)
+        ).rowcount
+
+
+# Capacity ------------------------------------------------------------------
+
+def capacity(host=None):
+    """Per resource class: total, available, reserved, and sizes."""
+    node = models.Node
+    reservation = models.Reservation
+    eligible = sa.and_(reservation.id.is_(None), *[
+        clause for name, clause in _eligible_clauses() if name != 'reserved'])
+    columns = [
+        node.resource_class,
+        sa.func.count(node.id).label('total'),
+        sa.func.sum(sa.case((eligible, 1), else_=0)).label('available'),
+        sa.func.sum(sa.case((reservation.id.is_not(None), 1),
+                            else_=0)).label('reserved'),
+        sa.func.sum(node.memory_mb).label('memory_mb'),
+        sa.func.sum(node.cpus).label('vcpus'),
+        sa.func.sum(node.local_gb).label('local_gb'),
+    ]
+    if host is not None:
+        columns.append(sa.func.sum(sa.case(
+            (reservation.host == host, 1), else_=0)).label('reserved_by_host'))
+    query = (sa.select(*columns)
+             .select_from(node)
+             .outerjoin(reservation, _live_reservation_join())
+             .where(node.vanished.is_(False))
+             .group_by(node.resource_class)
+             .order_by(node.resource_class))
+    with _reader() as session:
+        return [dict(row._mapping) for row in session.execute(query)]

@@ -34,7 +34,8 @@ class Node(TimestampMixin, Base):
     __tablename__ = 'nodes'
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
-        sa.Index('nodes_match_idx', 'resource_class', 'provision_state'),
+        sa.Index('nodes_fit_idx', 'resource_class', 'memory_mb', 'cpus',
+                 'local_gb'),
         TABLE_ARGS,
     )
 
@@ -56,6 +57,7 @@ class Node(TimestampMixin, Base):
     lessee = sa.Column(sa.String(255), nullable=True)
     vanished = sa.Column(sa.Boolean, nullable=False, default=False)
     synced_at = sa.Column(sa.DateTime, nullable=True)
+    fingerprint = sa.Column(sa.String(64), nullable=True)
 
     traits = orm.relationship('NodeTrait', cascade='all, delete-orphan',
                               lazy='selectin')

@@ -2,7 +2,11 @@
 
 import itertools
 
-RULE_MODULES = ()
+from reserveapi.policies import capacity
+from reserveapi.policies import node
+from reserveapi.policies import reservation
+
+RULE_MODULES = (capacity, node, reservation)
 
 
 def list_rules():

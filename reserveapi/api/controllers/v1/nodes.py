@@ -1,0 +1,84 @@
+"""``/v1/nodes``: the inventory, with each node's live reservation."""
+
+from oslo_utils import strutils
+import pecan
+from pecan import rest
+
+from reserveapi import policy
+from reserveapi.api import expose
+from reserveapi.api.controllers import link
+from reserveapi.api.controllers.v1 import collection
+from reserveapi.api.controllers.v1 import fields
+from reserveapi.common import exception
+from reserveapi.inventory import nodes
+
+
+def render(node):
+    reservation = node.reservation
+    return {
+        'uuid': node.uuid,
+        'name': node.name,
+        'resource_class': node.resource_class,
+        'memory_mb': node.memory_mb,
+        'cpus': node.cpus,
+        'local_gb': node.local_gb,
+        'cpu_arch': node.cpu_arch,
+        'capabilities': dict(sorted(node.capabilities.items())),
+        'traits': sorted(node.traits),
+        'provision_state': node.provision_state,
+        'power_state': node.power_state,
+        'maintenance': node.maintenance,
+        'retired': node.retired,
+        'instance_uuid': node.instance_uuid,
+        'conductor_group': node.conductor_group,
+        'owner': node.owner,
+        'lessee': node.lessee,
+        'vanished': node.vanished,
+        'reservation': None if reservation is None else {
+            'uuid': reservation.uuid,
+            'instance_uuid': reservation.instance_uuid,
+            'host': reservation.host,
+            'state': reservation.state,
+            'links': [link.make('v1/reservations/%s' % reservation.uuid)],
+        },
+        'synced_at': fields.timestamp(node.synced_at),
+        'created_at': fields.timestamp(node.created_at),
+        'updated_at': fields.timestamp(node.updated_at),
+        'links': [link.make('v1/nodes/%s' % node.uuid)],
+    }
+
+
+def _bool(name, value):
+    if value is None:
+        return None
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise exception.Invalid(reason='%s must be true or false.' % name)
+
+
+class NodesController(rest.RestController):
+
+    @expose.expose()
+    def get_all(self, resource_class=None, provision_state=None,
+                conductor_group=None, maintenance=None, reserved=None,
+                limit=None, marker=None, sort_key=None, sort_dir=None):
+        policy.authorize('reserveapi:node:list', pecan.request.context)
+        limit, marker, sort_key, sort_dir = collection.page_args(
+            limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
+        filters = {key: value for key, value in (
+            ('resource_class', resource_class),
+            ('provision_state', provision_state),
+            ('conductor_group', conductor_group),
+            ('maintenance', _bool('maintenance', maintenance)),
+            ('reserved', _bool('reserved', reserved))) if value is not None}
+        items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
+                                 sort_dir)
+        return collection.render('nodes', [render(item) for item in items],
+                                 limit, 'v1/nodes',
+                                 lambda item: item['uuid'])
+
+    @expose.expose()
+    def get_one(self, ident):
+        policy.authorize('reserveapi:node:get', pecan.request.context)
+        return render(nodes.get(ident))

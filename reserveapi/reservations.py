@@ -1,0 +1,235 @@
+"""Reservations: match a request spec to one node and hold it.
+
+SQL narrows the inventory to nodes that can possibly match, best fit
+first and in bounded batches; the matcher re-checks each candidate in
+Python and ranks them; the database's unique constraints decide who gets
+a node when requests race.
+"""
+
+import collections
+import datetime
+
+from oslo_log import log
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from reserveapi import conf as reserveapi_conf
+from reserveapi.common import exception
+from reserveapi.db import api as db_api
+from reserveapi.matcher import filters
+from reserveapi.matcher import operators
+from reserveapi.matcher import selection
+from reserveapi.matcher import spec as spec_mod
+
+LOG = log.getLogger(__name__)
+CONF = reserveapi_conf.CONF
+
+RESERVED = db_api.RESERVED
+ACTIVE = db_api.ACTIVE
+EXPIRED = db_api.EXPIRED
+STATES = (RESERVED, ACTIVE, EXPIRED)
+SORT_KEYS = db_api.RESERVATION_SORT_KEYS
+
+
+def reserve(instance_uuid, host, project_id, request_spec,
+            candidate_nodes=None):
+    """Hold one matching node for ``instance_uuid`` on behalf of ``host``.
+
+    Returns ``(reservation, created)``. Asking again for the same instance
+    from the same host returns the reservation it already has, so that
+    Nova may retry freely; from another host it is a conflict.
+    """
+    spec = spec_mod.parse_request_spec(request_spec)
+    existing = _existing_for(instance_uuid, host)
+    if existing is not None:
+        return existing, False
+
+    context = filters.MatchContext(
+        project_id=project_id, exact_match=CONF.matcher.exact_match,
+        candidate_nodes=(frozenset(candidate_nodes)
+                         if candidate_nodes is not None else None))
+    node_filter = _prefilter(spec, context)
+    candidates, python_eliminated = _best_candidates(spec, context,
+                                                     node_filter)
+    if not candidates:
+        raise exception.NoValidNode(
+            reason=_explain(node_filter, python_eliminated))
+
+    values = {'uuid': uuidutils.generate_uuid(),
+              'instance_uuid': instance_uuid, 'host': host,
+              'project_id': project_id}
+    for node in candidates[:CONF.matcher.max_attempts]:
+        try:
+            reservation = db_api.create_reservation(values, node.id)
+        except exception.NodeAlreadyReserved:
+            LOG.debug('Node %s was taken concurrently; trying the next.',
+                      node.uuid)
+            continue
+        except exception.InstanceReserved:
+            existing = _existing_for(instance_uuid, host)
+            if existing is None:
+                raise
+            return existing, False
+        LOG.info('Reserved node %s for instance %s on host %s',
+                 node.uuid, instance_uuid, host)
+        return reservation, True
+    raise exception.NoValidNode(
+        reason='%d matching nodes were all reserved by concurrent requests; '
+               'retry.' % min(len(candidates), CONF.matcher.max_attempts))
+
+
+def _existing_for(instance_uuid, host):
+    existing = db_api.get_live_reservation_for_instance(instance_uuid)
+    if existing is None or existing.host == host:
+        return existing
+    raise exception.InstanceReserved(instance_uuid=instance_uuid,
+                                     reservation=existing.uuid,
+                                     host=existing.host)
+
+
+def _prefilter(spec, context):
+    """The part of the spec SQL can check: a superset of the matches."""
+    memory = spec.memory_mb if spec.check_memory else None
+    cpus = spec.vcpus if spec.check_vcpus else None
+    capability_in = []
+    capability_true = []
+    for requirement in spec.capabilities:
+        if requirement.key == 'cpu_arch':
+            continue  # also read from the node's column; Python decides
+        if requirement.op is None:
+            capability_in.append((requirement.key, (requirement.text,)))
+        elif requirement.op in (operators.OR, 's=='):
+            capability_in.append((requirement.key, requirement.operands))
+        elif requirement.op == operators.ANY_CASE_TRUE:
+            capability_true.append(requirement.key)
+    fit = tuple(column for column, checked in (
+        ('memory_mb', spec.check_memory), ('cpus', spec.check_vcpus),
+        ('local_gb', spec.check_disk)) if checked)
+    return db_api.NodeFilter(
+        resource_class=spec.resource_class,
+        cpu_arch=spec.cpu_arch,
+        min_memory_mb=None if context.exact_match else memory,
+        exact_memory_mb=memory if context.exact_match else None,
+        min_cpus=None if context.exact_match else cpus,
+        exact_cpus=cpus if context.exact_match else None,
+        min_local_gb=spec.disk_gb if spec.check_disk else None,
+        required_traits=spec.required_traits,
+        forbidden_traits=spec.forbidden_traits,
+        capability_in=tuple(capability_in),
+        capability_true=tuple(capability_true),
+        project_id=context.project_id,
+        candidates=context.candidate_nodes,
+        order_by_fit=fit)
+
+
+def _best_candidates(spec, context, node_filter):
+    """Matching nodes in the order to try them, and, while none matched,
+    what eliminated the nodes SQL let through (for the explanation).
+
+    Batches come best fit first, so the first nodes that match are the
+    best ones; reading stops once there are enough to choose among.
+    Memory stays bounded by one batch whatever the inventory size.
+    """
+    wanted = max(CONF.matcher.subset_size, CONF.matcher.max_attempts)
+    matched = []
+    eliminated = collections.Counter()
+    capability_values = collections.defaultdict(collections.Counter)
+    for batch in db_api.candidate_batches(node_filter,
+                                          CONF.matcher.batch_size):
+        matched.extend(node for node in batch
+                       if filters.matches(spec, node, context))
+        if not matched:
+            counts, values = selection.eliminate(spec, batch, context)
+            eliminated.update(counts)
+            for key, counter in values.items():
+                capability_values[key].update(counter)
+        if len(matched) >= wanted:
+            break
+    ranked = selection.rank(spec, matched, CONF.matcher.subset_size)
+    return ranked, (eliminated, capability_values)
+
+
+def _explain(node_filter, python_eliminated):
+    """'120 nodes: 80 wrong resource class, 30 lack trait ...'."""
+    total, eliminated, capability_values = db_api.count_eliminated(
+        node_filter)
+    counts, values = python_eliminated
+    for key, count in counts.items():
+        eliminated[key] = eliminated.get(key, 0) + count
+    for key, counter in values.items():
+        capability_values.setdefault(key, collections.Counter()).update(
+            counter)
+    shown = {key: collections.Counter(dict(
+        counter.most_common(selection.CAPABILITY_VALUES_SHOWN)))
+        for key, counter in capability_values.items()}
+    return selection.explain(total, eliminated, shown)
+
+
+def expires_at(reservation):
+    """When a ``reserved`` reservation will expire, or when an expired one
+    did; None for an ``active`` one or when reserved_ttl is 0.
+    """
+    ttl = CONF.reservations.reserved_ttl
+    if reservation.state == RESERVED and ttl:
+        return reservation.created_at + datetime.timedelta(seconds=ttl)
+    return reservation.expires_at
+
+
+def get(uuid):
+    return db_api.get_reservation(uuid)
+
+
+def list_reservations(filters=None, limit=None, marker=None,
+                      sort_key='created_at', sort_dir='asc'):
+    return db_api.list_reservations(filters, limit, marker, sort_key,
+                                    sort_dir)
+
+
+def update(uuid, changes):
+    """Apply ``{'host': ..., 'state': ...}`` changes to a live reservation.
+
+    A new host takes the reservation over (its compute host died); the
+    only state change is ``reserved`` → ``active`` once deployed.
+    """
+    current = db_api.get_reservation(uuid)
+    if current.state == EXPIRED:
+        raise exception.InvalidStateTransition(
+            reservation=uuid, src=EXPIRED, dst=changes.get('state', EXPIRED))
+    values = {}
+    if 'host' in changes:
+        values['host'] = changes['host']
+    state = changes.get('state', current.state)
+    if state != current.state:
+        if (current.state, state) != (RESERVED, ACTIVE):
+            raise exception.InvalidStateTransition(
+                reservation=uuid, src=current.state, dst=state)
+        values['state'] = state
+    if not values:
+        return current
+    reservation = db_api.update_reservation(uuid, current.state, values)
+    LOG.info('Reservation %s updated: %s', uuid, values)
+    return reservation
+
+
+def release(uuid):
+    db_api.delete_reservation(uuid)
+    LOG.info('Reservation %s released', uuid)
+
+
+def expire(now=None):
+    """Expire ``reserved`` reservations older than [reservations]
+    reserved_ttl; returns how many.
+    """
+    ttl = CONF.reservations.reserved_ttl
+    if not ttl:
+        return 0
+    now = now or timeutils.utcnow()
+    expired = db_api.expire_reservations(
+        now - datetime.timedelta(seconds=ttl))
+    if expired:
+        LOG.info('Expired %d reservations older than %ss', expired, ttl)
+    return expired
+
+
+def capacity(host=None):
+    return db_api.capacity(host)
