@@ -11,7 +11,9 @@ import time
 from oslo_config import cfg
 from oslo_log import log
 
+from reserveapi import reservations
 from reserveapi.common import service
+from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
 
@@ -23,7 +25,15 @@ CLI_OPTS = [
 
 def jobs(conf):
     """(name, interval in seconds, callable) for every enabled job."""
-    return []
+    enabled = []
+    if conf.inventory.sync_interval:
+        enabled.append(('inventory-sync', conf.inventory.sync_interval,
+                        lambda: inventory_sync.sync(conf)))
+    if conf.reservations.reserved_ttl:
+        enabled.append(('expire-reservations',
+                        conf.reservations.expire_interval,
+                        reservations.expire))
+    return enabled
 
 
 def run_once(conf):

@@ -1,0 +1,1 @@
+"""Node inventory sources: where the nodes we reserve come from."""

@@ -1,0 +1,37 @@
+"""Make the database's node table equal the inventory source."""
+
+import hashlib
+import json
+
+from oslo_log import log
+
+from reserveapi import conf as reserveapi_conf
+from reserveapi.db import api as db_api
+from reserveapi.inventory import file as file_source
+
+LOG = log.getLogger(__name__)
+
+
+def fingerprint(node):
+    """A digest of everything we store about a node."""
+    return hashlib.sha256(
+        json.dumps(node, sort_keys=True).encode()).hexdigest()
+
+
+def sync(conf=None):
+    """Upsert the inventory; returns counts of what changed.
+
+    The source is read and validated whole before anything is written,
+    so a broken inventory changes nothing.
+    """
+    conf = conf or reserveapi_conf.CONF
+    nodes = file_source.load(conf.inventory.file)
+    counts = db_api.sync_nodes(
+        nodes, {node['uuid']: fingerprint(node) for node in nodes})
+    LOG.info('Inventory sync: %s', ', '.join(
+        '%s %d' % item for item in sorted(counts.items())))
+    if counts['flagged']:
+        LOG.warning('%d reserved nodes vanished from the inventory; they '
+                    'stay, flagged, until their reservations end.',
+                    counts['flagged'])
+    return counts
