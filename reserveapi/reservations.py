@@ -37,13 +37,12 @@ def reserve(instance_uuid, host, project_id, request_spec,
 
     Returns ``(reservation, created)``. Asking again for the same instance
     from the same host returns the reservation it already has, so that
-    Nova may retry freely; from another host it is a conflict.
+    Nova may retry freely; from another host it is a conflict. A retry is
+    rare, so it is recognized by the unique live-instance column when the
+    claim is made (or when nothing matches, its node being taken), which
+    spares the common path a query.
     """
     spec = spec_mod.parse_request_spec(request_spec)
-    existing = _existing_for(instance_uuid, host)
-    if existing is not None:
-        return existing, False
-
     context = filters.MatchContext(
         project_id=project_id, exact_match=CONF.matcher.exact_match,
         candidate_nodes=(frozenset(candidate_nodes)
@@ -52,6 +51,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
     candidates, python_eliminated = _best_candidates(spec, context,
                                                      node_filter)
     if not candidates:
+        existing = _existing_for(instance_uuid, host)
+        if existing is not None:
+            return existing, False
         raise exception.NoValidNode(
             reason=_explain(node_filter, python_eliminated))
 
@@ -60,7 +62,7 @@ def reserve(instance_uuid, host, project_id, request_spec,
               'project_id': project_id}
     for node in candidates[:CONF.matcher.max_attempts]:
         try:
-            reservation = db_api.create_reservation(values, node.id)
+            reservation = db_api.create_reservation(values, node)
         except exception.NodeAlreadyReserved:
             LOG.debug('Node %s was taken concurrently; trying the next.',
                       node.uuid)
@@ -73,6 +75,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
         LOG.info('Reserved node %s for instance %s on host %s',
                  node.uuid, instance_uuid, host)
         return reservation, True
+    existing = _existing_for(instance_uuid, host)
+    if existing is not None:
+        return existing, False
     raise exception.NoValidNode(
         reason='%d matching nodes were all reserved by concurrent requests; '
                'retry.' % min(len(candidates), CONF.matcher.max_attempts))
@@ -135,7 +140,8 @@ def _best_candidates(spec, context, node_filter):
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
     for batch in db_api.candidate_batches(node_filter,
-                                          CONF.matcher.batch_size):
+                                          CONF.matcher.batch_size,
+                                          first_batch=2 * wanted):
         matched.extend(node for node in batch
                        if filters.matches(spec, node, context))
         if not matched:

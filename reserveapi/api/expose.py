@@ -12,6 +12,7 @@ import inspect
 import pecan
 import webob.exc
 from wsme import exc as wsme_exc
+from wsme import types as wsme_types
 from wsme.rest import json as wsme_json
 
 from reserveapi.common import exception
@@ -33,7 +34,22 @@ def request_body(body_type):
     except wsme_exc.ClientSideError as exc:
         raise exception.Invalid(reason=exc.faultstring)
     except ValueError as exc:
-        raise exception.Invalid(reason=str(exc))
+        # WSME's list and user types raise this without naming the field.
+        field = _rejected_field(body_type, data)
+        raise exception.Invalid(reason='%s%s' % (
+            'field %s: ' % field if field else '', exc))
+
+
+def _rejected_field(body_type, data):
+    """The first field of ``data`` whose value WSME rejects, or None."""
+    for attribute in wsme_types.list_attributes(body_type):
+        if attribute.name not in data:
+            continue
+        try:
+            wsme_json.fromjson(attribute.datatype, data[attribute.name])
+        except (ValueError, wsme_exc.ClientSideError):
+            return attribute.name
+    return None
 
 
 def _query_arguments(signature, controller, path_args, kwargs):
@@ -69,7 +85,12 @@ def expose(status=200):
         def wrapped(self, *args, **kwargs):
             query = _query_arguments(signature, self, args, kwargs)
             pecan.response.status = status
-            return method(self, *args, **query)
+            result = method(self, *args, **query)
+            if result is None and pecan.response.status_int == 204:
+                # Returning the response tells pecan the body is done;
+                # rendering None would send "null" with a 204.
+                return pecan.response
+            return result
 
         return pecan.expose('json', content_type='application/json')(wrapped)
 

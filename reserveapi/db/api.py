@@ -178,7 +178,35 @@ def sync_nodes(nodes, fingerprints, now=None):
                                                   updated_at=now))
         counts['removed'] = len(drop)
         counts['flagged'] = len(flag)
+        _refresh_flags(session)
     return counts
+
+
+def _refresh_flags(session, node_ids=None):
+    """Recompute the derived ``schedulable`` and ``reserved`` flags.
+
+    Only rows whose flag is wrong are written. Computed from the same
+    clauses the matcher's SQL uses, so the two cannot disagree.
+    """
+    node = models.Node
+    eligible = [clause for name, clause in _eligible_clauses()
+                if name != 'reserved']
+    flags = {
+        'schedulable': sa.case(
+            (sa.and_(node.vanished.is_(False), *eligible), True),
+            else_=False),
+        'reserved': sa.case(
+            (sa.exists().where(models.Reservation.active_node_id == node.id),
+             True), else_=False),
+    }
+    if node_ids is not None and not node_ids:
+        return
+    for column, value in flags.items():
+        query = sa.update(node).where(getattr(node, column) != value)
+        if node_ids is not None:
+            query = query.where(node.id.in_(node_ids))
+        session.execute(query.values({column: value}),
+                        execution_options={'synchronize_session': False})
 
 
 def _chunks(items, size):
@@ -341,34 +369,63 @@ def _filter_clauses(node_filter):
     return clauses
 
 
-def candidate_batches(node_filter, batch_size):
+def candidate_batches(node_filter, batch_size, first_batch=None):
     """Yield lists of NodeRecords passing ``node_filter``, best fit first.
 
     Keyset pagination over (fit columns, id) keeps every batch one short
-    indexed query, however many nodes there are.
+    indexed query, however many nodes there are. Batches start at
+    ``first_batch`` and double up to ``batch_size``: usually the first few
+    rows already match, and loading more would only cost time. Rows are
+    read with Core, not the ORM: this is the hot path.
     """
-    clauses = [clause for _name, clause in _filter_clauses(node_filter)]
-    order = [getattr(models.Node, column)
-             for column in node_filter.order_by_fit] + [models.Node.id]
+    node = models.Node
+    clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
+        clause for _name, clause in _filter_clauses(node_filter)]
+    order = [getattr(node, column)
+             for column in node_filter.order_by_fit] + [node.id]
+    columns = [node.id, node.vanished, node.synced_at, node.created_at,
+               node.updated_at] + [getattr(node, c) for c in _NODE_COLUMNS]
+    size = min(first_batch or batch_size, batch_size)
     last = None
     while True:
+        query = sa.select(*columns).where(*clauses).order_by(*order).limit(
+            size)
+        if last is not None:
+            query = query.where(sa.tuple_(*order) > last)
         with _reader() as session:
-            query = (sa.select(models.Node).where(*clauses)
-                     .order_by(*order).limit(batch_size)
-                     .options(orm.selectinload(models.Node.traits),
-                              orm.selectinload(models.Node.capabilities)))
-            if last is not None:
-                query = query.where(sa.tuple_(*order) > last)
-            batch = [_node_record(node)
-                     for node in session.scalars(query)]
-        if not batch:
+            rows = session.execute(query).all()
+            ids = [row.id for row in rows]
+            traits, capabilities = _children_of(session, ids)
+        if not rows:
             return
-        yield batch
-        tail = batch[-1]
+        yield [NodeRecord(capabilities=capabilities.get(row.id, {}),
+                          traits=frozenset(traits.get(row.id, ())),
+                          **row._asdict())
+               for row in rows]
+        if len(rows) < size:
+            return
+        tail = rows[-1]
         last = tuple(getattr(tail, column)
                      for column in node_filter.order_by_fit) + (tail.id,)
-        if len(batch) < batch_size:
-            return
+        size = min(size * 2, batch_size)
+
+
+def _children_of(session, node_ids):
+    """Traits and capabilities of some nodes, as two dicts by node id."""
+    traits = collections.defaultdict(list)
+    capabilities = collections.defaultdict(dict)
+    if node_ids:
+        for node_id, trait in session.execute(
+                sa.select(models.NodeTrait.node_id, models.NodeTrait.trait)
+                .where(models.NodeTrait.node_id.in_(node_ids))):
+            traits[node_id].append(trait)
+        for node_id, key, value in session.execute(
+                sa.select(models.NodeCapability.node_id,
+                          models.NodeCapability.key,
+                          models.NodeCapability.value)
+                .where(models.NodeCapability.node_id.in_(node_ids))):
+            capabilities[node_id][key] = value
+    return traits, capabilities
 
 
 def count_eliminated(node_filter):
@@ -416,7 +473,6 @@ def count_eliminated(node_filter):
 
 @dataclasses.dataclass(frozen=True)
 class ReservationRecord:
-    id: int
     uuid: str
     instance_uuid: str
     host: str
@@ -434,7 +490,7 @@ class ReservationRecord:
 def _reservation_record(reservation, node=None):
     node = node or reservation.node
     return ReservationRecord(
-        id=reservation.id, uuid=reservation.uuid,
+        uuid=reservation.uuid,
         instance_uuid=reservation.instance_uuid, host=reservation.host,
         project_id=reservation.project_id, state=reservation.state,
         node_id=node.id, node_uuid=node.uuid, node_name=node.name,
@@ -453,37 +509,47 @@ def get_live_reservation_for_instance(instance_uuid):
 
 
 @_retry_on_deadlock
-def create_reservation(values, node_id):
-    """Claim ``node_id`` for a new reservation, or raise.
+def create_reservation(values, node):
+    """Claim ``node`` (a NodeRecord) for a new reservation, or raise.
 
-    The unique live-node and live-instance columns make this safe against
-    every concurrent writer: the loser gets NodeAlreadyReserved (try the
-    next node) or InstanceReserved (the instance got one meanwhile). The
-    node must still be eligible at the moment of the claim.
+    One INSERT ... SELECT that only inserts while the node is still
+    eligible. The unique live-node and live-instance columns make this
+    safe against every concurrent writer: the loser gets
+    NodeAlreadyReserved (try the next node) or InstanceReserved (the
+    instance got one meanwhile).
     """
     now = timeutils.utcnow()
+    row = dict(values, node_id=node.id, active_node_id=node.id,
+               active_instance_uuid=values['instance_uuid'],
+               state=RESERVED, created_at=now)
+    columns = sorted(row)
+    eligible = sa.select(*[sa.literal(row[column]) for column in columns]
+                         ).where(
+        models.Node.id == node.id, models.Node.vanished.is_(False),
+        *[clause for name, clause in _eligible_clauses()
+          if name != 'reserved'])
     try:
         with _writer() as session:
-            eligible = session.scalar(
-                sa.select(models.Node.id).where(
-                    models.Node.id == node_id, models.Node.vanished.is_(False),
-                    *[clause for name, clause in _eligible_clauses()
-                      if name != 'reserved']))
-            if eligible is None:
-                raise exception.NodeAlreadyReserved(node=node_id)
-            reservation = models.Reservation(
-                node_id=node_id, active_node_id=node_id,
-                active_instance_uuid=values['instance_uuid'],
-                state=RESERVED, created_at=now, **values)
-            session.add(reservation)
-            session.flush()
-            return _reservation_record(reservation)
+            inserted = session.execute(
+                sa.insert(models.Reservation).from_select(columns, eligible)
+            ).rowcount
+            if inserted:
+                session.execute(sa.update(models.Node).where(
+                    models.Node.id == node.id).values(reserved=True))
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
-            raise exception.NodeAlreadyReserved(node=node_id)
+            raise exception.NodeAlreadyReserved(node=node.uuid)
         raise exception.InstanceReserved(
             instance_uuid=values['instance_uuid'], reservation='?',
             host='?')
+    if not inserted:
+        raise exception.NodeAlreadyReserved(node=node.uuid)
+    return ReservationRecord(
+        uuid=row['uuid'], instance_uuid=row['instance_uuid'],
+        host=row['host'], project_id=row['project_id'], state=RESERVED,
+        node_id=node.id, node_uuid=node.uuid, node_name=node.name,
+        resource_class=node.resource_class, created_at=now, updated_at=None,
+        expires_at=None)
 
 
 def get_reservation(uuid):
@@ -545,8 +611,12 @@ def update_reservation(uuid, expected_state, values):
 def delete_reservation(uuid):
     """Delete a reservation; its node is free as soon as this commits."""
     with _writer() as session:
+        node_id = session.scalar(sa.select(models.Reservation.node_id).where(
+            models.Reservation.uuid == uuid))
         deleted = session.execute(sa.delete(models.Reservation).where(
             models.Reservation.uuid == uuid)).rowcount
+        if deleted:
+            _refresh_flags(session, [node_id])
     if not deleted:
         raise exception.ReservationNotFound(reservation=uuid)
 
@@ -555,18 +625,23 @@ def delete_reservation(uuid):
 def expire_reservations(older_than):
     """End every ``reserved`` reservation created before ``older_than``.
 
-    One UPDATE, so concurrent workers never expire one twice and a
-    reservation confirmed meanwhile (now ``active``) is left alone.
+    The UPDATE re-checks the state, so concurrent workers never expire one
+    twice and a reservation confirmed meanwhile (now ``active``) is left
+    alone.
     """
     now = timeutils.utcnow()
+    stale = (models.Reservation.state == RESERVED,
+             models.Reservation.created_at < older_than)
     with _writer() as session:
-        return session.execute(
-            sa.update(models.Reservation).where(
-                models.Reservation.state == RESERVED,
-                models.Reservation.created_at < older_than).values(
+        node_ids = list(session.scalars(
+            sa.select(models.Reservation.node_id).where(*stale)))
+        expired = session.execute(
+            sa.update(models.Reservation).where(*stale).values(
                 state=EXPIRED, active_node_id=None,
                 active_instance_uuid=None, expires_at=now, updated_at=now)
         ).rowcount
+        _refresh_flags(session, node_ids)
+    return expired
 
 
 # Capacity ------------------------------------------------------------------

@@ -34,8 +34,8 @@ class Node(TimestampMixin, Base):
     __tablename__ = 'nodes'
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
-        sa.Index('nodes_fit_idx', 'resource_class', 'memory_mb', 'cpus',
-                 'local_gb'),
+        sa.Index('nodes_fit_idx', 'resource_class', 'schedulable',
+                 'reserved', 'memory_mb', 'cpus', 'local_gb'),
         TABLE_ARGS,
     )
 
@@ -57,6 +57,12 @@ class Node(TimestampMixin, Base):
     lessee = sa.Column(sa.String(255), nullable=True)
     vanished = sa.Column(sa.Boolean, nullable=False, default=False)
     synced_at = sa.Column(sa.DateTime, nullable=True)
+    # Derived flags that lead the best-fit index, so that finding a node
+    # never walks past nodes that are busy or taken. ``schedulable`` is
+    # refreshed by the inventory sync, ``reserved`` with every reservation
+    # change; the eligibility rules are still checked in full.
+    schedulable = sa.Column(sa.Boolean, nullable=False, default=False)
+    reserved = sa.Column(sa.Boolean, nullable=False, default=False)
     fingerprint = sa.Column(sa.String(64), nullable=True)
 
     traits = orm.relationship('NodeTrait', cascade='all, delete-orphan',

@@ -39,12 +39,15 @@ def upgrade():
         sa.Column('lessee', sa.String(255), nullable=True),
         sa.Column('vanished', sa.Boolean, nullable=False),
         sa.Column('synced_at', sa.DateTime, nullable=True),
+        sa.Column('schedulable', sa.Boolean, nullable=False),
+        sa.Column('reserved', sa.Boolean, nullable=False),
         sa.Column('fingerprint', sa.String(64), nullable=True),
         sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
         **TABLE_ARGS)
     op.create_index('ix_nodes_name', 'nodes', ['name'])
     op.create_index('nodes_fit_idx', 'nodes',
-                    ['resource_class', 'memory_mb', 'cpus', 'local_gb'])
+                    ['resource_class', 'schedulable', 'reserved', 'memory_mb',
+                     'cpus', 'local_gb'])
 
     op.create_table(
         'node_traits',
