@@ -5,9 +5,10 @@ run at once. ``--once`` runs every job a single time and exits, for cron
 and for tests.
 """
 
+import functools
 import sys
-import time
 
+from futurist import periodics
 from oslo_config import cfg
 from oslo_log import log
 
@@ -36,25 +37,21 @@ def jobs(conf):
     return enabled
 
 
-def run_once(conf):
-    for name, _interval, job in jobs(conf):
+def run_once(enabled):
+    for name, _interval, job in enabled:
         LOG.info('Running %s', name)
         job()
 
 
-def run_forever(conf):
-    due = {name: 0.0 for name, _interval, _job in jobs(conf)}
-    while True:
-        now = time.monotonic()
-        for name, interval, job in jobs(conf):
-            if due[name] <= now:
-                try:
-                    job()
-                except Exception:
-                    LOG.exception('Job %s failed; it runs again in %ss',
-                                  name, interval)
-                due[name] = now + interval
-        time.sleep(max(0.5, min(due.values(), default=now + 5) - now))
+def run_forever(enabled):
+    """Run the jobs at their intervals until stopped (futurist logs and
+    survives a failing run; the job runs again at its next interval).
+    """
+    callables = [
+        (periodics.periodic(spacing=interval, run_immediately=True)(
+            functools.partial(job)), (), {})
+        for _name, interval, job in enabled]
+    periodics.PeriodicWorker(callables).start()
 
 
 def main(argv=None):
@@ -66,7 +63,7 @@ def main(argv=None):
         return 0
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
     if conf.once:
-        run_once(conf)
+        run_once(enabled)
     else:
-        run_forever(conf)
+        run_forever(enabled)
     return 0
