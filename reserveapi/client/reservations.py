@@ -1,0 +1,63 @@
+"""Client of ``/v1/reservations`` and ``/v1/capacity``, for nova-compute."""
+
+import urllib.parse
+
+from reserveapi.client import base
+
+
+class ReservationClient(base.BaseClient):
+
+    def reserve(self, instance_uuid, host, request_spec, project_id=None,
+                candidate_nodes=None):
+        """Reserve a node; calling again for the same instance and host
+        returns the same reservation, so it is safe to retry.
+        """
+        body = {'instance_uuid': instance_uuid, 'host': host,
+                'request_spec': request_spec}
+        if project_id is not None:
+            body['project_id'] = project_id
+        if candidate_nodes is not None:
+            body['candidate_nodes'] = list(candidate_nodes)
+        return self.request('POST', '/v1/reservations', json=body)
+
+    def get(self, uuid):
+        return self.request('GET', '/v1/reservations/%s' % uuid)
+
+    def list(self, **filters):
+        """Every reservation matching ``filters``, following ``next``."""
+        url = '/v1/reservations'
+        if filters:
+            url += '?' + urllib.parse.urlencode(sorted(filters.items()))
+        while url:
+            page = self.request('GET', url)
+            yield from page['reservations']
+            url = page.get('next')
+
+    def confirm(self, uuid):
+        """Mark the reservation active once the instance is deployed."""
+        return self._patch(uuid, '/state', 'active')
+
+    def take_over(self, uuid, host):
+        """Move the reservation to ``host`` (its compute host died)."""
+        return self._patch(uuid, '/host', host)
+
+    def release(self, uuid):
+        """Release a reservation; True if it existed, False if it was
+        already gone (a destroy that is retried must not fail).
+        """
+        try:
+            self.request('DELETE', '/v1/reservations/%s' % uuid)
+        except base.NotFound:
+            return False
+        return True
+
+    def capacity(self, host=None):
+        url = '/v1/capacity'
+        if host is not None:
+            url += '?' + urllib.parse.urlencode({'host': host})
+        return self.request('GET', url)['capacity']
+
+    def _patch(self, uuid, path, value):
+        return self.request(
+            'PATCH', '/v1/reservations/%s' % uuid,
+            json=[{'op': 'replace', 'path': path, 'value': value}])

@@ -1,0 +1,73 @@
+"""reserveapi.client against the real API over HTTP on loopback."""
+
+import uuid
+
+from keystoneauth1 import session as ks_session
+
+from reserveapi import client
+from reserveapi import conf
+from reserveapi.api import app
+from tests.functional import base
+from tests.functional import fixtures as peer_fixtures
+from tests.functional import inventory
+
+
+class TestReservationClient(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(auth_strategy='noauth', group='api')
+        inventory.sync(self, [inventory.node('node-%d' % index)
+                              for index in range(2)])
+        server = self.useFixture(peer_fixtures.LoopbackServer(
+            app.setup_app(conf.CONF)))
+        self.client = client.ReservationClient(
+            ks_session.Session(), endpoint_override=server.url)
+
+    def _reserve(self, instance_uuid, host='compute-1'):
+        return self.client.reserve(instance_uuid, host,
+                                   inventory.EXAMPLE_SPEC)
+
+    def test_reservation_lifecycle(self):
+        instance_uuid = str(uuid.uuid4())
+        reservation = self._reserve(instance_uuid)
+        self.assertEqual('reserved', reservation['state'])
+        self.assertEqual(reservation, self._reserve(instance_uuid))
+
+        self.assertEqual('active',
+                         self.client.confirm(reservation['uuid'])['state'])
+        moved = self.client.take_over(reservation['uuid'], 'compute-2')
+        self.assertEqual('compute-2', moved['host'])
+        self.assertEqual(
+            [reservation['uuid']],
+            [r['uuid'] for r in self.client.list(host='compute-2')])
+
+        self.assertTrue(self.client.release(reservation['uuid']))
+        self.assertFalse(self.client.release(reservation['uuid']))
+        self.assertRaises(client.NotFound, self.client.get,
+                          reservation['uuid'])
+
+    def test_list_follows_next_links(self):
+        self.config(max_limit=1, group='api')
+        made = {self._reserve(str(uuid.uuid4()))['uuid'] for _ in range(2)}
+        self.assertEqual(made, {r['uuid'] for r in self.client.list()})
+
+    def test_refusal_carries_the_stable_code(self):
+        for _ in range(2):
+            self._reserve(str(uuid.uuid4()))
+        error = self.assertRaises(client.Conflict, self._reserve,
+                                  str(uuid.uuid4()))
+        self.assertEqual('reserveapi.no_valid_node', error.code)
+        self.assertEqual(409, error.status)
+        self.assertIn('2 reserved', error.detail)
+        self.assertTrue(error.request_id.startswith('req-'))
+
+    def test_capacity(self):
+        self._reserve(str(uuid.uuid4()))
+        (gold,) = self.client.capacity(host='compute-1')
+        self.assertEqual(
+            {'resource_class': 'CUSTOM_BAREMETAL_GOLD', 'total': 2,
+             'available': 1, 'reserved': 1, 'reserved_by_host': 1},
+            {key: gold[key] for key in ('resource_class', 'total',
+                                        'available', 'reserved',
+                                        'reserved_by_host')})
