@@ -1,5 +1,7 @@
 """The oslo.policy enforcer; the rules themselves live in policies/."""
 
+import threading
+
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
@@ -8,23 +10,31 @@ from reserveapi import policies
 from reserveapi.common import exception
 
 _ENFORCER = None
+_ENFORCER_LOCK = threading.Lock()
 
 
 def get_enforcer(conf=None):
-    """Entry point for oslopolicy tools and for authorize()."""
+    """Entry point for oslopolicy tools and for authorize().
+
+    Built whole before it is published, under a lock: a threaded server
+    must never see an enforcer whose rules are not registered yet.
+    """
     global _ENFORCER
-    if _ENFORCER is None:
-        conf = conf or cfg.CONF
-        policy_opts.set_defaults(conf, enforce_scope=True,
-                                 enforce_new_defaults=True)
-        _ENFORCER = policy.Enforcer(conf)
-        _ENFORCER.register_defaults(policies.list_rules())
+    with _ENFORCER_LOCK:
+        if _ENFORCER is None:
+            conf = conf or cfg.CONF
+            policy_opts.set_defaults(conf, enforce_scope=True,
+                                     enforce_new_defaults=True)
+            enforcer = policy.Enforcer(conf)
+            enforcer.register_defaults(policies.list_rules())
+            _ENFORCER = enforcer
     return _ENFORCER
 
 
 def reset():
     global _ENFORCER
-    _ENFORCER = None
+    with _ENFORCER_LOCK:
+        _ENFORCER = None
 
 
 def authorize(rule, context, target=None):

@@ -165,8 +165,12 @@ def _explain(node_filter, python_eliminated):
     for key, counter in values.items():
         capability_values.setdefault(key, collections.Counter()).update(
             counter)
-    shown = {key: collections.Counter(dict(
-        counter.most_common(selection.CAPABILITY_VALUES_SHOWN)))
+    # Most common first; ties by value, so that the text does not depend
+    # on the database's collation or on batch order.
+    shown = {key: collections.Counter(dict(sorted(
+        counter.items(),
+        key=lambda item: (-item[1], item[0] == selection.UNSET, item[0]),
+    )[:selection.CAPABILITY_VALUES_SHOWN]))
         for key, counter in capability_values.items()}
     return selection.explain(total, eliminated, shown)
 
@@ -200,7 +204,8 @@ def update(uuid, changes):
     current = db_api.get_reservation(uuid)
     if current.state == EXPIRED:
         raise exception.InvalidStateTransition(
-            reservation=uuid, src=EXPIRED, dst=changes.get('state', EXPIRED))
+            'Reservation %s has expired and can no longer change; reserve '
+            'again.' % uuid)
     values = {}
     if 'host' in changes:
         values['host'] = changes['host']

@@ -106,8 +106,12 @@ def _live_reservation_join():
 
 
 def _nodes_with_reservations(session):
+    # Reservation.node is eagerly loaded with an INNER join, which after
+    # this OUTER join would drop every node without a reservation; the
+    # node is in the row anyway.
     return (session.query(models.Node, models.Reservation)
-            .outerjoin(models.Reservation, _live_reservation_join()))
+            .outerjoin(models.Reservation, _live_reservation_join())
+            .options(orm.noload(models.Reservation.node)))
 
 
 @_retry_on_deadlock
@@ -248,6 +252,40 @@ def _looks_like_uuid(value):
     return len(value) == 36 and value.count('-') == 4
 
 
+def _paginate(query, model, limit, sort_key, sort_dir, marker):
+    """Order by ``(sort_key, id)`` and start after ``marker`` (a row).
+
+    NULL sorts after every value (before, with desc: desc is asc
+    reversed) on every backend. oslo.db's paginate_query leaves NULL order
+    to the backend and skips rows when the marker's sort key is NULL.
+    """
+    column = getattr(model, sort_key)
+    nullable = model.__table__.c[sort_key].nullable
+    ascending = sort_dir == 'asc'
+    direction = sa.asc if ascending else sa.desc
+    order = [direction(column), direction(model.id)]
+    if nullable:
+        order.insert(0, direction(sa.case((column.is_(None), 1), else_=0)))
+    query = query.order_by(*order)
+    if marker is not None:
+        value = getattr(marker, sort_key)
+
+        def after(attribute, bound):
+            return attribute > bound if ascending else attribute < bound
+
+        if value is None:
+            later = sa.and_(column.is_(None), after(model.id, marker.id))
+            if not ascending:
+                later = sa.or_(later, column.is_not(None))
+        else:
+            later = sa.or_(after(column, value), sa.and_(
+                column == value, after(model.id, marker.id)))
+            if nullable and ascending:
+                later = sa.or_(later, column.is_(None))
+        query = query.filter(later)
+    return query.limit(limit) if limit is not None else query
+
+
 NODE_SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
                   'memory_mb', 'cpus', 'local_gb', 'created_at',
                   'updated_at', 'synced_at')
@@ -275,9 +313,8 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
             if marker_row is None:
                 raise exception.Invalid(
                     reason='marker %s is not a node.' % marker)
-        query = db_utils.paginate_query(
-            query, models.Node, limit, [sort_key, 'id'], marker=marker_row,
-            sort_dir=sort_dir)
+        query = _paginate(query, models.Node, limit, sort_key, sort_dir,
+                          marker_row)
         return [_node_record(*row) for row in query]
 
 
@@ -461,7 +498,8 @@ def count_eliminated(node_filter):
                         capability.node_id == node.id, capability.key == key))
                     .where(*passing(index), sa.not_(clauses[index][1]))
                     .group_by(capability.value)
-                    .order_by(sa.func.count().desc())
+                    .order_by(sa.func.count().desc(),
+                              capability.value.is_(None), capability.value)
                     .limit(5))
                 capability_values[key] = collections.Counter(
                     {value if value is not None else '<unset>': count
@@ -519,6 +557,9 @@ def create_reservation(values, node):
     instance got one meanwhile).
     """
     now = timeutils.utcnow()
+    if get_engine().dialect.name == 'mysql':
+        # DATETIME keeps whole seconds there; answer what GET will read.
+        now = now.replace(microsecond=0)
     row = dict(values, node_id=node.id, active_node_id=node.id,
                active_instance_uuid=values['instance_uuid'],
                state=RESERVED, created_at=now)
@@ -583,9 +624,8 @@ def list_reservations(filters=None, limit=None, marker=None,
             if marker_row is None:
                 raise exception.Invalid(
                     reason='marker %s is not a reservation.' % marker)
-        query = db_utils.paginate_query(
-            query, models.Reservation, limit, [sort_key, 'id'],
-            marker=marker_row, sort_dir=sort_dir)
+        query = _paginate(query, models.Reservation, limit, sort_key,
+                          sort_dir, marker_row)
         return [_reservation_record(reservation) for reservation in query]
 
 
@@ -670,6 +710,7 @@ def capacity(host=None):
              .outerjoin(reservation, _live_reservation_join())
              .where(node.vanished.is_(False))
              .group_by(node.resource_class)
-             .order_by(node.resource_class))
+             # Nodes without a resource class last, on every backend.
+             .order_by(node.resource_class.is_(None), node.resource_class))
     with _reader() as session:
         return [dict(row._mapping) for row in session.execute(query)]

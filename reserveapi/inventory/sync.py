@@ -6,6 +6,7 @@ import json
 from oslo_log import log
 
 from reserveapi import conf as reserveapi_conf
+from reserveapi.common import exception
 from reserveapi.db import api as db_api
 from reserveapi.inventory import file as file_source
 
@@ -22,10 +23,15 @@ def sync(conf=None):
     """Upsert the inventory; returns counts of what changed.
 
     The source is read and validated whole before anything is written,
-    so a broken inventory changes nothing.
+    so a broken or unreadable inventory changes nothing and raises
+    ``Invalid``.
     """
     conf = conf or reserveapi_conf.CONF
-    nodes = file_source.load(conf.inventory.file)
+    try:
+        nodes = file_source.load(conf.inventory.file)
+    except OSError as exc:
+        # Unreadable is as unusable as malformed: say so, change nothing.
+        raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
     counts = db_api.sync_nodes(
         nodes, {node['uuid']: fingerprint(node) for node in nodes})
     LOG.info('Inventory sync: %s', ', '.join(

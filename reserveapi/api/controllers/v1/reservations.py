@@ -109,6 +109,10 @@ class ReservationsController(rest.RestController):
         try:
             policy.authorize('reserveapi:reservation:list_all', context)
         except exception.Forbidden:
+            if not context.project_id:
+                # "project_id:%(project_id)s" matched None to None: with
+                # no project to restrict the list to, there is none.
+                raise
             project_id = context.project_id
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir,

@@ -1,0 +1,174 @@
+"""The policy matrix over the real WSGI app.
+
+Walks every rule ``reserveapi.policies.list_rules()`` registers, so a new
+rule is covered the day it is added: a caller with no role is refused
+with a 403 in the API-WG format, an admin never is.
+"""
+
+import re
+import uuid
+
+from reserveapi import policies
+from tests.functional import base
+from tests.functional import inventory
+
+_PARAM = re.compile(r'\{([^}]+)\}')
+WRITES = ('POST', 'PUT', 'PATCH')
+
+
+def operations():
+    """``(rule name, method, path template)`` for every documented route."""
+    return [(rule.name, operation['method'], operation['path'])
+            for rule in policies.list_rules()
+            for operation in rule.operations]
+
+
+def concrete(path):
+    """The template with a random uuid or a name for each parameter."""
+    def value(match):
+        name = match.group(1)
+        return str(uuid.uuid4()) if 'uuid' in name else 'compute-%s' % name
+    return _PARAM.sub(value, path)
+
+
+class TestPolicyMatrix(base.APITestCase):
+
+    def call(self, method, path, headers):
+        body = {} if method in WRITES else None
+        return self.request(method, concrete(path), body, headers=headers)
+
+    def test_every_rule_has_operations(self):
+        self.assertGreaterEqual(len(operations()), 9)
+        for rule in policies.list_rules():
+            self.assertTrue(rule.operations, rule.name)
+            self.assertTrue(rule.name.startswith('reserveapi:'), rule.name)
+
+    def test_no_role_is_403(self):
+        nobody = self.headers_for([])
+        wrong = []
+        for name, method, path in operations():
+            response = self.call(method, path, nobody)
+            if response.status_int != 403:
+                wrong.append((name, method, path, response.status_int))
+                continue
+            self.assertError(response, 403, 'reserveapi.forbidden')
+        self.assertEqual([], wrong)
+
+    def test_unknown_role_is_403(self):
+        member = self.headers_for(['member'])
+        wrong = [(name, method, path, response.status_int)
+                 for name, method, path in operations()
+                 for response in [self.call(method, path, member)]
+                 if response.status_int != 403]
+        self.assertEqual([], wrong)
+
+    def test_admin_is_never_403(self):
+        wrong = []
+        for name, method, path in operations():
+            response = self.call(method, path, self.admin_headers)
+            if response.status_int == 403 or response.status_int >= 500:
+                wrong.append((name, method, path, response.status_int,
+                              response.text))
+        self.assertEqual([], wrong)
+
+
+class TestReaderAndService(base.APITestCase):
+    """DESIGN.md §4: writes need admin or service; a project reader reads
+    its own project's reservations; nodes and capacity need a reader.
+    """
+
+    def setUp(self):
+        super().setUp()
+        inventory.sync(self, [inventory.node('node-gold-1'),
+                              inventory.node('node-gold-2')])
+        self.reader = self.headers_for(['reader'])
+        response = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
+            'request_spec': inventory.EXAMPLE_SPEC})
+        self.assertEqual(201, response.status_int, response.text)
+        self.path = '/v1/reservations/' + response.json['uuid']
+
+    def test_reader_reads_but_never_writes(self):
+        listed = self.request('GET', '/v1/reservations', headers=self.reader)
+        self.assertEqual(200, listed.status_int)
+        self.assertEqual(1, len(listed.json['reservations']))
+        self.assertEqual(200, self.request('GET', self.path,
+                                           headers=self.reader).status_int)
+        self.assertEqual(200, self.request('GET', '/v1/nodes',
+                                           headers=self.reader).status_int)
+        self.assertEqual(200, self.request('GET', '/v1/nodes/node-gold-1',
+                                           headers=self.reader).status_int)
+        self.assertEqual(200, self.request('GET', '/v1/capacity',
+                                           headers=self.reader).status_int)
+        refused = [
+            self.request('POST', '/v1/reservations', {
+                'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
+                'request_spec': inventory.EXAMPLE_SPEC},
+                headers=self.reader),
+            self.request('PATCH', self.path, [
+                {'op': 'replace', 'path': '/state', 'value': 'active'}],
+                headers=self.reader),
+            self.request('DELETE', self.path, headers=self.reader),
+        ]
+        for response in refused:
+            self.assertError(response, 403, 'reserveapi.forbidden')
+        # Nothing changed.
+        shown = self.request('GET', self.path).json
+        self.assertEqual('reserved', shown['state'])
+        self.assertEqual(1, len(self.request('GET', '/v1/reservations').json[
+            'reservations']))
+
+    def test_another_projects_reader_sees_nothing(self):
+        stranger = self.headers_for(['reader'], project_id='someone-else')
+        self.assertEqual([], self.request(
+            'GET', '/v1/reservations', headers=stranger).json[
+            'reservations'])
+        self.assertError(self.request('GET', self.path, headers=stranger),
+                         404, 'reserveapi.reservation_not_found')
+
+    def test_reader_without_a_project_sees_nothing(self):
+        no_project = {'X-Roles': 'reader', 'X-User-Id': 'user',
+                      'X-Identity-Status': 'Confirmed'}
+        response = self.request('GET', '/v1/reservations', headers=no_project)
+        self.assertError(response, 403, 'reserveapi.forbidden')
+
+    def test_service_writes(self):
+        service = self.service_headers
+        created = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': 'compute-4',
+            'project_id': base.PROJECT_ID,
+            'request_spec': inventory.EXAMPLE_SPEC}, headers=service)
+        self.assertEqual(201, created.status_int, created.text)
+        path = '/v1/reservations/' + created.json['uuid']
+        self.assertEqual(200, self.request('GET', path,
+                                           headers=service).status_int)
+        self.assertEqual(2, len(self.request(
+            'GET', '/v1/reservations', headers=service).json[
+            'reservations']))
+        patched = self.request('PATCH', path, [
+            {'op': 'replace', 'path': '/state', 'value': 'active'}],
+            headers=service)
+        self.assertEqual(200, patched.status_int, patched.text)
+        self.assertEqual(204, self.request('DELETE', path,
+                                           headers=service).status_int)
+        self.assertEqual(204, self.request('DELETE', self.path,
+                                           headers=service).status_int)
+        self.assertEqual([], self.request('GET', '/v1/reservations').json[
+            'reservations'])
+
+
+class TestPolicyMatrixPostgreSQL(base.PostgresqlMixin, TestPolicyMatrix):
+    pass
+
+
+class TestPolicyMatrixMySQL(base.MySQLMixin, TestPolicyMatrix):
+    pass
+
+
+class TestReaderAndServicePostgreSQL(base.PostgresqlMixin,
+                                     TestReaderAndService):
+    pass
+
+
+class TestReaderAndServiceMySQL(base.MySQLMixin, TestReaderAndService):
+    pass
