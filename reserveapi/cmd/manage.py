@@ -12,6 +12,9 @@ from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import placement
+from reserveapi.mirror import reconcile as mirror_reconcile
+from reserveapi.mirror import state as mirror_state
 
 
 def sync_nodes(conf):
@@ -39,15 +42,132 @@ def expire_reservations(conf):
     return 0
 
 
+def _arguments(*arguments):
+    """Declare a command's arguments, ``(names, add_argument kwargs)``."""
+    def decorate(func):
+        func.arguments = arguments
+        return func
+    return decorate
+
+
+@_arguments(
+    (('--dry-run',), {'action': 'store_true',
+                      'help': 'Only report the differences.'}),
+    (('--prune',), {'action': 'store_true',
+                    'help': 'Also remove extra memberships of aggregates '
+                            'the mirror owns.'}),
+    (('--from-nova',), {'action': 'store_true',
+                        'help': "The desired state is Nova's host "
+                                'aggregates.'}),
+    (('--file',), {'metavar': 'F',
+                   'help': 'The desired state is this JSON file: a list '
+                           'of {"uuid": ..., "hosts": [...]}.'}),
+)
+def sync_aggregates(conf):
+    """Compare Placement with the desired aggregates and fix it.
+
+    Without --from-nova or --file the desired state is the one the API
+    recorded.
+    """
+    args = conf.command
+    if args.from_nova and args.file:
+        print('Use either --from-nova or --file, not both.',
+              file=sys.stderr)
+        return 2
+    try:
+        if args.from_nova:
+            aggregates = mirror_reconcile.nova_aggregates()
+        elif args.file:
+            aggregates = mirror_reconcile.read_desired_file(args.file)
+        else:
+            aggregates = None
+        report = mirror_reconcile.sync(aggregates, dry_run=args.dry_run,
+                                       prune=args.prune)
+    except (exception.Invalid, placement.PeerError) as exc:
+        print('Aggregates not synced: %s' % exc, file=sys.stderr)
+        return 1
+    _print_sync_report(report)
+    return 0 if report.in_sync else 1
+
+
+_DIFFERENCES = {
+    mirror_reconcile.MISSING: 'provider %s lacks the aggregate',
+    mirror_reconcile.EXTRA: 'provider %s has the aggregate but should not',
+}
+
+
+def _print_sync_report(report):
+    aggregate_uuid = None
+    for item in report.differences:
+        if item.aggregate_uuid != aggregate_uuid:
+            aggregate_uuid = item.aggregate_uuid
+            print('Aggregate %s:' % aggregate_uuid)
+        if item.difference == mirror_reconcile.UNVERIFIED:
+            text = 'not verified: %s' % item.detail
+        else:
+            text = _DIFFERENCES[item.difference] % item.provider_uuid
+        if not report.dry_run:
+            text += '; ' + mirror_reconcile.ACTIONS[item.action]
+            if item.detail and item.difference != (
+                    mirror_reconcile.UNVERIFIED):
+                text += ' (%s)' % item.detail
+        print('  %s: %s' % (item.host or 'no known host', text))
+    counts = ', '.join(
+        '%d %s' % (report.count(action), action)
+        for action in (mirror_reconcile.ADDED, mirror_reconcile.REMOVED,
+                       mirror_reconcile.KEPT, mirror_reconcile.PENDING,
+                       mirror_reconcile.FAILED)
+        if report.count(action))
+    if report.dry_run:
+        outcome = ' (dry run: nothing changed)'
+    else:
+        outcome = ': ' + counts if counts else ''
+    found = len(report.differences)
+    print('Compared %d aggregates and %d hosts: %d difference%s%s.' % (
+        report.aggregates, report.hosts, found, '' if found == 1 else 's',
+        outcome))
+    if report.in_sync:
+        print('Placement matches the desired state.')
+    elif report.count(mirror_reconcile.KEPT):
+        print('Placement does not match the desired state; --prune '
+              'removes the extra memberships.')
+    else:
+        print('Placement does not match the desired state yet.')
+
+
+def mirror_status(conf):
+    """Count synced and pending memberships; show the oldest pending."""
+    status = mirror_state.status()
+    print('Memberships: %(synced)d synced, %(pending)d pending.' % status)
+    oldest = status['oldest_pending']
+    if oldest is not None:
+        print('Oldest pending: host %s %s aggregate %s, pending since %s, '
+              'failed attempts: %d, next attempt %s.' % (
+                  oldest.host, 'joining' if oldest.member else 'leaving',
+                  oldest.aggregate_uuid, _utc(oldest.pending_since),
+                  oldest.attempts, _utc(oldest.next_attempt_at) or 'now'))
+        if oldest.last_error:
+            print('Last error: %s' % oldest.last_error)
+    return 0
+
+
+def _utc(value):
+    return value.strftime('%Y-%m-%d %H:%M:%S UTC') if value else None
+
+
 COMMANDS = {
     'sync-nodes': sync_nodes,
     'expire-reservations': expire_reservations,
+    'sync-aggregates': sync_aggregates,
+    'mirror-status': mirror_status,
 }
 
 
 def _add_commands(subparsers):
     for name, func in sorted(COMMANDS.items()):
         parser = subparsers.add_parser(name, help=func.__doc__.split('\n')[0])
+        for names, kwargs in getattr(func, 'arguments', ()):
+            parser.add_argument(*names, **kwargs)
         parser.set_defaults(func=func)
 
 

@@ -15,6 +15,8 @@ from oslo_log import log
 from reserveapi import reservations
 from reserveapi.common import service
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import reconcile as mirror_reconcile
+from reserveapi.mirror import state as mirror_state
 
 LOG = log.getLogger(__name__)
 
@@ -34,6 +36,11 @@ def jobs(conf):
         enabled.append(('expire-reservations',
                         conf.reservations.expire_interval,
                         reservations.expire))
+    enabled.append(('mirror-retry', conf.mirror.retry_interval,
+                    mirror_state.retry_pending))
+    if conf.mirror.reconcile_interval:
+        enabled.append(('mirror-reconcile', conf.mirror.reconcile_interval,
+                        mirror_reconcile.reconcile))
     return enabled
 
 

@@ -186,5 +186,6 @@ class MirrorHost(TimestampMixin, Base):
     claimed_by = sa.Column(sa.String(255), nullable=True)
     claimed_until = sa.Column(sa.DateTime, nullable=True)
     synced_at = sa.Column(sa.DateTime, nullable=True)
+    pending_since = sa.Column(sa.DateTime, nullable=True)
 
     aggregate = orm.relationship('MirrorAggregate', back_populates='hosts')

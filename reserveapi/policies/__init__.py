@@ -2,11 +2,12 @@
 
 import itertools
 
+from reserveapi.policies import aggregate
 from reserveapi.policies import capacity
 from reserveapi.policies import node
 from reserveapi.policies import reservation
 
-RULE_MODULES = (capacity, node, reservation)
+RULE_MODULES = (aggregate, capacity, node, reservation)
 
 
 def list_rules():

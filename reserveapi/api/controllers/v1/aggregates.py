@@ -1,0 +1,173 @@
+"""``/v1/aggregates``: Nova host aggregates mirrored into Placement.
+
+Writes answer 200 when Placement already agrees and 202 when the change
+is stored and pending; a Placement failure is never an error here.
+"""
+
+import pecan
+from pecan import rest
+from wsme import types as wtypes
+
+from reserveapi import policy
+from reserveapi.api import expose
+from reserveapi.api import types
+from reserveapi.api.controllers import link
+from reserveapi.api.controllers.v1 import collection
+from reserveapi.api.controllers.v1 import fields
+from reserveapi.common import exception
+from reserveapi.mirror import reconcile
+from reserveapi.mirror import state as mirror_state
+
+
+class DesiredAggregate(wtypes.Base):
+    uuid = wtypes.wsattr(types.uuid, mandatory=True)
+    hosts = wtypes.wsattr([types.host_name], mandatory=True)
+
+
+class SyncRequest(wtypes.Base):
+    aggregates = wtypes.wsattr([DesiredAggregate], mandatory=True)
+    dry_run = wtypes.wsattr(bool, default=False)
+    prune = wtypes.wsattr(bool, default=False)
+
+
+def _aggregate_uuid(value):
+    try:
+        return types.uuid.validate(value)
+    except ValueError:
+        raise exception.Invalid(reason='%r is not an aggregate UUID.'
+                                % value[:100])
+
+
+def _host(value):
+    try:
+        return types.host_name.validate(value)
+    except ValueError:
+        raise exception.Invalid(
+            reason='the host name must have 1 to 255 characters.')
+
+
+def _aggregate_link(aggregate_uuid):
+    return [link.make('v1/aggregates/%s' % aggregate_uuid)]
+
+
+def render_host(record):
+    return {
+        'host': record.host,
+        'member': record.member,
+        'state': record.state,
+        'attempts': record.attempts,
+        'last_error': record.last_error,
+        'pending_since': fields.timestamp(record.pending_since),
+        'next_attempt_at': fields.timestamp(record.next_attempt_at),
+        'synced_at': fields.timestamp(record.synced_at),
+    }
+
+
+def render_membership(record):
+    return dict(render_host(record), aggregate_uuid=record.aggregate_uuid,
+                links=_aggregate_link(record.aggregate_uuid))
+
+
+def render(aggregate):
+    """Desired members, and hosts whose leaving is not yet synced."""
+    return {
+        'uuid': aggregate.uuid,
+        'deleted': aggregate.deleted,
+        'state': (mirror_state.SYNCED
+                  if all(row.synced for row in aggregate.hosts)
+                  else mirror_state.PENDING),
+        'hosts': [render_host(row) for row in aggregate.hosts
+                  if row.member or not row.synced],
+        'created_at': fields.timestamp(aggregate.created_at),
+        'updated_at': fields.timestamp(aggregate.updated_at),
+        'links': _aggregate_link(aggregate.uuid),
+    }
+
+
+def render_report(report):
+    return {
+        'dry_run': report.dry_run,
+        'prune': report.prune,
+        'in_sync': report.in_sync,
+        'differences': [{
+            'aggregate_uuid': item.aggregate_uuid,
+            'host': item.host,
+            'provider_uuid': item.provider_uuid,
+            'difference': item.difference,
+            'action': item.action,
+            'detail': item.detail,
+        } for item in report.differences],
+    }
+
+
+def _answer(body, synced):
+    pecan.response.status = 200 if synced else 202
+    return body
+
+
+class AggregateHostsController(rest.RestController):
+    """``/v1/aggregates/{aggregate_uuid}/hosts/{host}``.
+
+    ``host`` defaults to empty so that a missing host name is a 400 that
+    says so, not a 404.
+    """
+
+    @expose.expose()
+    def put(self, aggregate_uuid, host=''):
+        policy.authorize('reserveapi:aggregate:add_host',
+                         pecan.request.context)
+        record = mirror_state.join(_aggregate_uuid(aggregate_uuid),
+                                   _host(host))
+        return _answer(render_membership(record), record.synced)
+
+    @expose.expose()
+    def delete(self, aggregate_uuid, host=''):
+        policy.authorize('reserveapi:aggregate:remove_host',
+                         pecan.request.context)
+        record = mirror_state.leave(_aggregate_uuid(aggregate_uuid),
+                                    _host(host))
+        return _answer(render_membership(record), record.synced)
+
+
+class AggregatesController(rest.RestController):
+
+    hosts = AggregateHostsController()
+    _custom_actions = {'sync': ['POST']}
+
+    @expose.expose()
+    def get_all(self, limit=None, marker=None, sort_key=None,
+                sort_dir=None):
+        policy.authorize('reserveapi:aggregate:list', pecan.request.context)
+        limit, marker, sort_key, sort_dir = collection.page_args(
+            limit, marker, sort_key, sort_dir, mirror_state.SORT_KEYS,
+            'uuid')
+        items = mirror_state.list_aggregates(limit + 1, marker, sort_key,
+                                             sort_dir)
+        return collection.render(
+            'aggregates', [render(item) for item in items], limit,
+            'v1/aggregates', lambda item: item['uuid'])
+
+    @expose.expose()
+    def get_one(self, aggregate_uuid):
+        policy.authorize('reserveapi:aggregate:get', pecan.request.context)
+        return render(mirror_state.get_aggregate(
+            _aggregate_uuid(aggregate_uuid)))
+
+    @expose.expose()
+    def delete(self, aggregate_uuid):
+        policy.authorize('reserveapi:aggregate:delete',
+                         pecan.request.context)
+        aggregate = mirror_state.delete_aggregate(
+            _aggregate_uuid(aggregate_uuid))
+        body = render(aggregate)
+        return _answer(body, body['state'] == mirror_state.SYNCED)
+
+    @expose.expose()
+    def sync(self):
+        policy.authorize('reserveapi:aggregate:sync', pecan.request.context)
+        body = expose.request_body(SyncRequest)
+        report = reconcile.sync(
+            [{'uuid': item.uuid, 'hosts': item.hosts}
+             for item in body.aggregates],
+            dry_run=body.dry_run, prune=body.prune, inline=True)
+        return _answer(render_report(report), not report.pending)

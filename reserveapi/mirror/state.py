@@ -1,0 +1,230 @@
+"""Desired aggregate membership, and the queue that applies it.
+
+Every change is committed to our database before Placement is called,
+then applied at once within ``[mirror] inline_timeout``; whatever
+Placement did not take stays pending and the worker retries it, with
+exponential back-off, until Placement agrees. Rows are claimed in the
+database, so any number of API processes and workers may run; each row
+carries a version, so an older change that reaches Placement late is
+never marked synced over a newer one.
+"""
+
+import datetime
+
+from oslo_log import log
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from reserveapi import conf as reserveapi_conf
+from reserveapi.common import exception
+from reserveapi.db import api as db_api
+from reserveapi.mirror import hosts
+from reserveapi.mirror import placement
+
+LOG = log.getLogger(__name__)
+CONF = reserveapi_conf.CONF
+
+PENDING = db_api.MIRROR_PENDING
+SYNCED = db_api.MIRROR_SYNCED
+SORT_KEYS = db_api.MIRROR_AGGREGATE_SORT_KEYS
+RETRY_BATCH = 50
+OVERTAKEN = ('The membership changed while this change was being applied; '
+             'the newest one is applied next.')
+
+
+class HostHasNoProvider(exception.ReserveapiException):
+    """Nothing to put in the aggregate yet: the host stays pending."""
+
+    msg_fmt = 'Host %(host)s has no resource provider in Placement yet.'
+
+
+_resolvers = {}
+
+
+def resolver(inline=False):
+    """The process's HostResolver, so tokens and connections are reused.
+
+    ``inline`` ones give up after ``[mirror] inline_timeout`` (0: no
+    bound); the others use the ``[placement]`` timeouts and retries.
+    """
+    if inline not in _resolvers:
+        timeout = (CONF.mirror.inline_timeout or None) if inline else None
+        client = placement.PlacementClient(conf=CONF, timeout=timeout)
+        _resolvers[inline] = hosts.HostResolver(client, conf=CONF)
+    return _resolvers[inline]
+
+
+def reset_clients():
+    """Forget the shared clients, for a changed configuration."""
+    _resolvers.clear()
+
+
+def new_claim():
+    """``(claimed_by, claimed_until)`` for rows a caller applies now."""
+    return (uuidutils.generate_uuid(),
+            timeutils.utcnow() + datetime.timedelta(
+                seconds=CONF.mirror.claim_timeout))
+
+
+def _inline_claim():
+    """A claim for applying at once, or ``(None, None)`` when
+    ``[mirror] inline_timeout`` is 0 and the worker does all the work.
+    """
+    return new_claim() if CONF.mirror.inline_timeout else (None, None)
+
+
+def join(aggregate_uuid, host):
+    """Host joins the aggregate; its row, ``synced`` or ``pending``."""
+    return _change_membership(aggregate_uuid, host, True)
+
+
+def leave(aggregate_uuid, host):
+    """Host leaves the aggregate; its row, ``synced`` or ``pending``."""
+    return _change_membership(aggregate_uuid, host, False)
+
+
+def _change_membership(aggregate_uuid, host, member):
+    claimed_by, claimed_until = _inline_claim()
+    record = db_api.set_mirror_membership(aggregate_uuid, host, member,
+                                          claimed_by, claimed_until)
+    if claimed_by is not None:
+        apply(record, claimed_by, resolver(inline=True), _inline_deadline())
+    aggregate = db_api.get_mirror_aggregate(aggregate_uuid)
+    return next(row for row in aggregate.hosts if row.host == host)
+
+
+def delete_aggregate(aggregate_uuid):
+    """Every provider leaves the aggregate; the aggregate's record.
+
+    Hosts leave through their rows. Then, inline and best effort, any
+    other provider still in it leaves too (one an operator added, a node
+    that moved to another host); a reconcile pass finishes that if
+    Placement did not answer, and only then forgets the aggregate.
+    """
+    claimed_by, claimed_until = _inline_claim()
+    leaving = db_api.delete_mirror_aggregate(aggregate_uuid, claimed_by,
+                                             claimed_until)
+    if claimed_by is not None:
+        deadline = _inline_deadline()
+        for record in leaving:
+            apply(record, claimed_by, resolver(inline=True), deadline)
+        _remove_from_every_provider(aggregate_uuid, deadline)
+    return db_api.get_mirror_aggregate(aggregate_uuid)
+
+
+def _inline_deadline():
+    """One deadline for all the Placement calls of an API request."""
+    return placement.deadline_for(CONF.mirror.inline_timeout)
+
+
+def _remove_from_every_provider(aggregate_uuid, deadline):
+    client = resolver(inline=True).placement
+    try:
+        members = client.aggregate_providers(
+            aggregate_uuid, timeout=placement.time_left(deadline))
+        for rp_uuid in sorted(members):
+            try:
+                client.remove_aggregate(rp_uuid, aggregate_uuid,
+                                        timeout=placement.time_left(deadline))
+            except placement.ProviderGone:
+                continue
+    except placement.PeerError as exc:
+        LOG.warning('Deleted aggregate %(aggregate)s may remain on '
+                    'providers of no host we know until the next '
+                    'reconcile: %(error)s',
+                    {'aggregate': aggregate_uuid, 'error': exc})
+
+
+def apply(record, claimed_by, host_resolver, deadline=None):
+    """Make Placement agree with one claimed row; record the outcome.
+
+    Returns None once the row is synced, else why it is still pending
+    (the worker retries it).
+    """
+    try:
+        _converge(host_resolver, record.aggregate_uuid, record.host,
+                  record.member, deadline)
+    except (placement.PeerError, HostHasNoProvider) as exc:
+        LOG.warning('Host %(host)s %(action)s aggregate %(aggregate)s is '
+                    'pending (attempt %(attempt)d): %(error)s',
+                    {'host': record.host,
+                     'action': 'joining' if record.member else 'leaving',
+                     'aggregate': record.aggregate_uuid,
+                     'attempt': record.attempts + 1, 'error': exc.detail})
+        db_api.finish_mirror_host(
+            record.id, record.version, claimed_by, error=exc.detail,
+            retry_at=timeutils.utcnow() + backoff(record.attempts))
+        return exc.detail
+    if db_api.finish_mirror_host(record.id, record.version, claimed_by):
+        return None
+    return OVERTAKEN
+
+
+def backoff(attempts):
+    """Delay after a failure that follows ``attempts`` failed ones."""
+    return datetime.timedelta(seconds=min(
+        CONF.mirror.backoff_base * 2 ** min(attempts, 32),
+        CONF.mirror.backoff_max))
+
+
+def _converge(host_resolver, aggregate_uuid, host, member, deadline):
+    try:
+        _change_every_provider(host_resolver, aggregate_uuid, host, member,
+                               deadline)
+    except placement.ProviderGone:
+        # The host's providers changed under us: resolve it again, once.
+        _change_every_provider(host_resolver, aggregate_uuid, host, member,
+                               deadline)
+
+
+def _change_every_provider(host_resolver, aggregate_uuid, host, member,
+                           deadline):
+    providers = host_resolver.providers_for_host(
+        host, timeout=placement.time_left(deadline))
+    if member and not providers:
+        raise HostHasNoProvider(host=host)
+    client = host_resolver.placement
+    change = client.add_aggregate if member else client.remove_aggregate
+    for rp_uuid in providers:
+        change(rp_uuid, aggregate_uuid,
+               timeout=placement.time_left(deadline))
+
+
+def retry_pending():
+    """Worker job: apply every due pending row, a batch at a time.
+
+    Returns ``(synced, still_pending)`` counts. A batch stops early when
+    its claim runs out, leaving the rest to whoever claims them next.
+    """
+    synced = still_pending = 0
+    while True:
+        claimed_by, claimed_until = new_claim()
+        batch = db_api.claim_mirror_hosts(claimed_by, claimed_until,
+                                          RETRY_BATCH)
+        for record in batch:
+            if timeutils.utcnow() >= claimed_until:
+                break
+            if apply(record, claimed_by, resolver()) is None:
+                synced += 1
+            else:
+                still_pending += 1
+        if len(batch) < RETRY_BATCH:
+            if synced or still_pending:
+                LOG.info('Mirror retry pass: %(synced)d synced, '
+                         '%(pending)d still pending.',
+                         {'synced': synced, 'pending': still_pending})
+            return synced, still_pending
+
+
+def get_aggregate(aggregate_uuid):
+    return db_api.get_mirror_aggregate(aggregate_uuid)
+
+
+def list_aggregates(limit=None, marker=None, sort_key='uuid',
+                    sort_dir='asc'):
+    return db_api.list_mirror_aggregates(limit, marker, sort_key, sort_dir)
+
+
+def status():
+    """Counts of synced and pending rows, and the oldest pending one."""
+    return db_api.mirror_status()

@@ -1,0 +1,245 @@
+"""The retry queue in the database: claims, versions and back-off hold
+across workers and API processes.
+"""
+
+import datetime
+import threading
+
+from oslo_utils import timeutils
+
+from reserveapi.db import api as db_api
+from reserveapi.mirror import state as mirror_state
+from tests.functional import aggregates
+from tests.functional import base
+
+new_uuid = aggregates.new_uuid
+CLAIM = datetime.timedelta(seconds=300)
+
+
+class QueueTestCase(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.aggregate = new_uuid()
+        # Whole seconds, which is all MariaDB keeps of a DATETIME.
+        self.now = timeutils.utcnow().replace(microsecond=0)
+
+    def pending(self, count):
+        """``count`` pending rows nobody has claimed; their ids."""
+        return [db_api.set_mirror_membership(self.aggregate,
+                                             'compute-%d' % number, True).id
+                for number in range(count)]
+
+    def claim(self, worker, limit=100, now=None):
+        now = now or self.now
+        return [record.id for record in db_api.claim_mirror_hosts(
+            worker, now + CLAIM, limit, now=now)]
+
+    def row(self, host):
+        aggregate = db_api.get_mirror_aggregate(self.aggregate)
+        return next(row for row in aggregate.hosts if row.host == host)
+
+
+class TestClaims(QueueTestCase):
+
+    def test_each_row_goes_to_one_worker(self):
+        ids = self.pending(3)
+
+        first = self.claim('worker-1', limit=2)
+        second = self.claim('worker-2')
+        third = self.claim('worker-3')
+
+        self.assertEqual(ids[:2], first)
+        self.assertEqual(ids[2:], second)
+        self.assertEqual([], third)
+
+    def test_expired_claim_is_taken_over(self):
+        ids = self.pending(2)
+        self.claim('worker-1')
+
+        self.assertEqual([], self.claim('worker-2', now=self.now + CLAIM))
+        later = self.now + CLAIM + datetime.timedelta(seconds=1)
+        self.assertEqual(ids, self.claim('worker-2', now=later))
+
+    def test_synced_and_backing_off_rows_are_not_claimed(self):
+        synced, failing = self.pending(2)
+        self.claim('worker-1')
+        retry_at = self.now + datetime.timedelta(seconds=40)
+        self.assertTrue(db_api.finish_mirror_host(synced, 1, 'worker-1'))
+        self.assertFalse(db_api.finish_mirror_host(
+            failing, 1, 'worker-1', error='Placement is unavailable',
+            retry_at=retry_at))
+
+        self.assertEqual([], self.claim('worker-2'))
+        self.assertEqual([failing], self.claim('worker-2', now=retry_at))
+        row = self.row('compute-1')
+        self.assertEqual((1, 'Placement is unavailable', 'pending'),
+                         (row.attempts, row.last_error, row.state))
+
+    def test_a_newer_version_is_never_marked_synced_by_an_older_apply(self):
+        (row_id,) = self.pending(1)
+        self.claim('worker-1')
+        # An API request flips the membership and takes the row over.
+        flipped = db_api.set_mirror_membership(
+            self.aggregate, 'compute-0', False, 'api-1', self.now + CLAIM)
+        self.assertEqual(2, flipped.version)
+
+        # The worker finishes its add: stale, the row is due again at
+        # once and the API's claim is void.
+        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
+        self.assertFalse(db_api.finish_mirror_host(row_id, 2, 'api-1'))
+
+        row = self.row('compute-0')
+        self.assertEqual((False, 2, 'pending', None),
+                         (row.member, row.version, row.state,
+                          row.next_attempt_at))
+        self.assertEqual([row_id], self.claim('worker-2'))
+        self.assertTrue(db_api.finish_mirror_host(row_id, 2, 'worker-2'))
+        self.assertEqual('synced', self.row('compute-0').state)
+
+    def test_outcome_needs_the_claim(self):
+        (row_id,) = self.pending(1)
+        self.claim('worker-1', now=self.now - CLAIM * 2)
+        self.claim('worker-2')
+
+        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1',
+                                                   error='late'))
+        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
+        row = self.row('compute-0')
+        self.assertEqual((0, None, 'pending'),
+                         (row.attempts, row.last_error, row.state))
+        self.assertTrue(db_api.finish_mirror_host(row_id, 1, 'worker-2'))
+
+    def test_requeue_only_the_version_that_was_read(self):
+        (row_id,) = self.pending(1)
+        self.claim('worker-1')
+        db_api.finish_mirror_host(row_id, 1, 'worker-1')
+
+        self.assertIsNone(db_api.claim_mirror_host(row_id, 2, 'reconcile',
+                                                   self.now + CLAIM))
+        record = db_api.claim_mirror_host(row_id, 1, 'reconcile',
+                                          self.now + CLAIM)
+        self.assertEqual(('pending', 1), (record.state, record.version))
+        self.assertIsNone(db_api.claim_mirror_host(row_id, 1, 'other',
+                                                   self.now + CLAIM))
+
+    def test_status(self):
+        first, second, _third = self.pending(3)
+        self.claim('worker-1')
+        db_api.finish_mirror_host(first, 1, 'worker-1')
+        db_api.finish_mirror_host(second, 1, 'worker-1', error='refused',
+                                  retry_at=self.now)
+
+        status = mirror_state.status()
+
+        self.assertEqual((1, 2), (status['synced'], status['pending']))
+        self.assertEqual('compute-1', status['oldest_pending'].host)
+        self.assertEqual('refused', status['oldest_pending'].last_error)
+
+
+class _ConcurrentClaims:
+    """Workers really racing: one connection each (not on SQLite, whose
+    test database is one shared connection).
+    """
+
+    def test_racing_workers_split_the_rows(self):
+        ids = self.pending(40)
+        workers = 6
+        barrier = threading.Barrier(workers)
+        claimed = {}
+
+        def work(name):
+            barrier.wait()
+            claimed[name] = []
+            while batch := self.claim(name, limit=3):
+                claimed[name].extend(batch)
+
+        threads = [threading.Thread(target=work, args=('worker-%d' % n,))
+                   for n in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        everything = [row_id for batch in claimed.values()
+                      for row_id in batch]
+        self.assertEqual(len(everything), len(set(everything)))
+        self.assertEqual(sorted(ids), sorted(everything))
+        self.assertGreater(sum(bool(batch) for batch in claimed.values()),
+                           1)
+
+    def test_hosts_racing_to_join_a_new_aggregate(self):
+        hosts = ['compute-%d' % number for number in range(6)]
+        barrier = threading.Barrier(len(hosts))
+
+        def join(host):
+            barrier.wait()
+            db_api.set_mirror_membership(self.aggregate, host, True)
+
+        threads = [threading.Thread(target=join, args=(host,))
+                   for host in hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        (aggregate,) = db_api.list_mirror_aggregates()
+        self.assertEqual(self.aggregate, aggregate.uuid)
+        self.assertEqual(hosts, [row.host for row in aggregate.hosts])
+
+
+class TestClaimsPostgreSQL(base.PostgresqlMixin, _ConcurrentClaims,
+                           TestClaims):
+    pass
+
+
+class TestClaimsMySQL(base.MySQLMixin, _ConcurrentClaims, TestClaims):
+    pass
+
+
+class _ConcurrentWorkers:
+    """Two retry passes at once apply each pending row exactly once."""
+
+    def test_no_double_apply(self):
+        providers = [self.placement.create_provider('compute-%d' % number)
+                     for number in range(12)]
+        self.placement.stop()
+        for number in range(12):
+            self.add_host('compute-%d' % number)
+        self.placement.start()
+        writes = []
+        for rp in providers:
+            self.placement.before_request(
+                'PUT', '/resource_providers/%s/aggregates' % rp,
+                writes.append)
+        self.time.advance_time_seconds(3600)
+        results = []
+        barrier = threading.Barrier(2)
+
+        def work():
+            barrier.wait()
+            results.append(mirror_state.retry_pending())
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        self.assertEqual(12, len(writes))
+        self.assertEqual(12, sum(synced for synced, _pending in results))
+        self.assertEqual(set(providers),
+                         self.placement.members(self.aggregate))
+        self.assertEqual({'synced'}, {state for _member, state
+                                      in self.host_states().values()})
+
+
+class TestConcurrentWorkersPostgreSQL(base.PostgresqlMixin,
+                                      _ConcurrentWorkers,
+                                      aggregates.MirrorAPITestCase):
+    pass
+
+
+class TestConcurrentWorkersMySQL(base.MySQLMixin, _ConcurrentWorkers,
+                                 aggregates.MirrorAPITestCase):
+    pass
