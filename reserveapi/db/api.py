@@ -13,7 +13,6 @@ import threading
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import utils as db_utils
 from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -183,7 +182,28 @@ def sync_nodes(nodes, fingerprints, now=None):
         counts['removed'] = len(drop)
         counts['flagged'] = len(flag)
         _refresh_flags(session)
+    if counts['added'] or counts['updated'] or counts['removed']:
+        _analyze_nodes()
     return counts
+
+
+def _analyze_nodes():
+    """Refresh the planner's statistics after a bulk change.
+
+    Without them, PostgreSQL plans the candidate query for an empty table
+    and a reservation at 100,000 nodes takes 300 ms instead of 10 ms.
+    """
+    tables = ('nodes', 'node_traits', 'node_capabilities')
+    engine = get_engine()
+    statements = {
+        'postgresql': ['ANALYZE %s' % ', '.join(tables)],
+        'mysql': ['ANALYZE TABLE %s' % ', '.join(tables)],
+        'sqlite': ['ANALYZE %s' % table for table in tables],
+    }.get(engine.dialect.name, [])
+    with engine.connect() as connection:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+        connection.commit()
 
 
 def _refresh_flags(session, node_ids=None):
@@ -209,8 +229,10 @@ def _refresh_flags(session, node_ids=None):
         query = sa.update(node).where(getattr(node, column) != value)
         if node_ids is not None:
             query = query.where(node.id.in_(node_ids))
-        session.execute(query.values({column: value}),
-                        execution_options={'synchronize_session': False})
+        # Derived flags are not an inventory change: updated_at stays.
+        session.execute(
+            query.values({column: value, 'updated_at': node.updated_at}),
+            execution_options={'synchronize_session': False})
 
 
 def _chunks(items, size):
@@ -252,8 +274,9 @@ def _looks_like_uuid(value):
     return len(value) == 36 and value.count('-') == 4
 
 
-def _paginate(query, model, limit, sort_key, sort_dir, marker):
-    """Order by ``(sort_key, id)`` and start after ``marker`` (a row).
+def _paginate(session, query, model, limit, sort_key, sort_dir, marker):
+    """Order by ``(sort_key, id)`` and start after the row whose uuid is
+    ``marker``; an unknown marker is a 400.
 
     NULL sorts after every value (before, with desc: desc is asc
     reversed) on every backend. oslo.db's paginate_query leaves NULL order
@@ -268,6 +291,11 @@ def _paginate(query, model, limit, sort_key, sort_dir, marker):
         order.insert(0, direction(sa.case((column.is_(None), 1), else_=0)))
     query = query.order_by(*order)
     if marker is not None:
+        marker = session.scalars(sa.select(model).where(
+            model.uuid == marker)).first()
+        if marker is None:
+            raise exception.Invalid(reason='marker %s does not exist.'
+                                    % marker)
         value = getattr(marker, sort_key)
 
         def after(attribute, bound):
@@ -306,15 +334,8 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
                                  models.Reservation.id.is_(None))
         for column, value in filters.items():
             query = query.filter(getattr(models.Node, column) == value)
-        marker_row = None
-        if marker is not None:
-            marker_row = session.query(models.Node).filter_by(
-                uuid=marker).first()
-            if marker_row is None:
-                raise exception.Invalid(
-                    reason='marker %s is not a node.' % marker)
-        query = _paginate(query, models.Node, limit, sort_key, sort_dir,
-                          marker_row)
+        query = _paginate(session, query, models.Node, limit, sort_key,
+                          sort_dir, marker)
         return [_node_record(*row) for row in query]
 
 
@@ -448,20 +469,25 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
 
 
 def _children_of(session, node_ids):
-    """Traits and capabilities of some nodes, as two dicts by node id."""
+    """Traits and capabilities of some nodes, as two dicts by node id.
+
+    One round trip: traits come back as rows with a NULL value.
+    """
     traits = collections.defaultdict(list)
     capabilities = collections.defaultdict(dict)
     if node_ids:
-        for node_id, trait in session.execute(
-                sa.select(models.NodeTrait.node_id, models.NodeTrait.trait)
-                .where(models.NodeTrait.node_id.in_(node_ids))):
-            traits[node_id].append(trait)
-        for node_id, key, value in session.execute(
-                sa.select(models.NodeCapability.node_id,
-                          models.NodeCapability.key,
-                          models.NodeCapability.value)
-                .where(models.NodeCapability.node_id.in_(node_ids))):
-            capabilities[node_id][key] = value
+        trait, capability = models.NodeTrait, models.NodeCapability
+        rows = sa.union_all(
+            sa.select(trait.node_id, trait.trait.label('key'),
+                      sa.cast(sa.null(), sa.String(255)).label('value'))
+            .where(trait.node_id.in_(node_ids)),
+            sa.select(capability.node_id, capability.key, capability.value)
+            .where(capability.node_id.in_(node_ids)))
+        for node_id, key, value in session.execute(rows):
+            if value is None:
+                traits[node_id].append(key)
+            else:
+                capabilities[node_id][key] = value
     return traits, capabilities
 
 
@@ -557,9 +583,6 @@ def create_reservation(values, node):
     instance got one meanwhile).
     """
     now = timeutils.utcnow()
-    if get_engine().dialect.name == 'mysql':
-        # DATETIME keeps whole seconds there; answer what GET will read.
-        now = now.replace(microsecond=0)
     row = dict(values, node_id=node.id, active_node_id=node.id,
                active_instance_uuid=values['instance_uuid'],
                state=RESERVED, created_at=now)
@@ -576,7 +599,8 @@ def create_reservation(values, node):
             ).rowcount
             if inserted:
                 session.execute(sa.update(models.Node).where(
-                    models.Node.id == node.id).values(reserved=True))
+                    models.Node.id == node.id).values(
+                    reserved=True, updated_at=models.Node.updated_at))
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)
@@ -617,15 +641,8 @@ def list_reservations(filters=None, limit=None, marker=None,
             query = query.filter(models.Node.uuid == node_uuid)
         for column, value in filters.items():
             query = query.filter(getattr(models.Reservation, column) == value)
-        marker_row = None
-        if marker is not None:
-            marker_row = session.query(models.Reservation).filter_by(
-                uuid=marker).first()
-            if marker_row is None:
-                raise exception.Invalid(
-                    reason='marker %s is not a reservation.' % marker)
-        query = _paginate(query, models.Reservation, limit, sort_key,
-                          sort_dir, marker_row)
+        query = _paginate(session, query, models.Reservation, limit,
+                          sort_key, sort_dir, marker)
         return [_reservation_record(reservation) for reservation in query]
 
 
@@ -1015,17 +1032,9 @@ def list_mirror_aggregates(limit=None, marker=None, sort_key='uuid',
                            sort_dir='asc'):
     """Aggregates with all their host rows, deleted ones included."""
     with _reader() as session:
-        query = session.query(models.MirrorAggregate)
-        marker_row = None
-        if marker is not None:
-            marker_row = session.query(models.MirrorAggregate).filter_by(
-                uuid=marker).first()
-            if marker_row is None:
-                raise exception.Invalid(
-                    reason='marker %s is not an aggregate.' % marker)
-        query = db_utils.paginate_query(
-            query, models.MirrorAggregate, limit, [sort_key, 'id'],
-            marker=marker_row, sort_dir=sort_dir)
+        query = _paginate(session, session.query(models.MirrorAggregate),
+                          models.MirrorAggregate, limit, sort_key, sort_dir,
+                          marker)
         return [_mirror_aggregate_record(aggregate) for aggregate in query]
 
 

@@ -8,8 +8,12 @@ from oslo_db.sqlalchemy import models
 from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
+from sqlalchemy.dialects import mysql
 
 TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
+# Microseconds on MariaDB/MySQL too, whose DATETIME keeps whole seconds
+# unless told otherwise: ordering, expiry and claims need them.
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
 
 
 class Base(models.ModelBase, orm.DeclarativeBase):
@@ -17,9 +21,9 @@ class Base(models.ModelBase, orm.DeclarativeBase):
 
 
 class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, nullable=False,
+    created_at = sa.Column(DateTime, nullable=False,
                            default=timeutils.utcnow)
-    updated_at = sa.Column(sa.DateTime, nullable=True,
+    updated_at = sa.Column(DateTime, nullable=True,
                            onupdate=timeutils.utcnow)
 
 
@@ -35,7 +39,7 @@ class Node(TimestampMixin, Base):
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
         sa.Index('nodes_fit_idx', 'resource_class', 'schedulable',
-                 'reserved', 'memory_mb', 'cpus', 'local_gb'),
+                 'reserved', 'memory_mb', 'cpus', 'local_gb', 'id'),
         TABLE_ARGS,
     )
 
@@ -56,7 +60,7 @@ class Node(TimestampMixin, Base):
     owner = sa.Column(sa.String(255), nullable=True)
     lessee = sa.Column(sa.String(255), nullable=True)
     vanished = sa.Column(sa.Boolean, nullable=False, default=False)
-    synced_at = sa.Column(sa.DateTime, nullable=True)
+    synced_at = sa.Column(DateTime, nullable=True)
     # Derived flags that lead the best-fit index, so that finding a node
     # never walks past nodes that are busy or taken. ``schedulable`` is
     # refreshed by the inventory sync, ``reserved`` with every reservation
@@ -131,7 +135,7 @@ class Reservation(TimestampMixin, Base):
     state = sa.Column(sa.String(16), nullable=False)
     active_node_id = sa.Column(sa.Integer, nullable=True)
     active_instance_uuid = sa.Column(sa.String(36), nullable=True)
-    expires_at = sa.Column(sa.DateTime, nullable=True)
+    expires_at = sa.Column(DateTime, nullable=True)
 
     node = orm.relationship('Node', lazy='joined', innerjoin=True)
 
@@ -182,10 +186,10 @@ class MirrorHost(TimestampMixin, Base):
     state = sa.Column(sa.String(16), nullable=False)
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     last_error = sa.Column(sa.Text, nullable=True)
-    next_attempt_at = sa.Column(sa.DateTime, nullable=True)
+    next_attempt_at = sa.Column(DateTime, nullable=True)
     claimed_by = sa.Column(sa.String(255), nullable=True)
-    claimed_until = sa.Column(sa.DateTime, nullable=True)
-    synced_at = sa.Column(sa.DateTime, nullable=True)
-    pending_since = sa.Column(sa.DateTime, nullable=True)
+    claimed_until = sa.Column(DateTime, nullable=True)
+    synced_at = sa.Column(DateTime, nullable=True)
+    pending_since = sa.Column(DateTime, nullable=True)
 
     aggregate = orm.relationship('MirrorAggregate', back_populates='hosts')

@@ -7,6 +7,9 @@ Create Date: 2026-11-30
 
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
 
 revision = '0001_initial'
 down_revision = None
@@ -19,8 +22,8 @@ TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 def upgrade():
     op.create_table(
         'nodes',
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('updated_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', DateTime, nullable=False),
+        sa.Column('updated_at', DateTime, nullable=True),
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
         sa.Column('uuid', sa.String(36), nullable=False),
         sa.Column('name', sa.String(255), nullable=True),
@@ -38,7 +41,7 @@ def upgrade():
         sa.Column('owner', sa.String(255), nullable=True),
         sa.Column('lessee', sa.String(255), nullable=True),
         sa.Column('vanished', sa.Boolean, nullable=False),
-        sa.Column('synced_at', sa.DateTime, nullable=True),
+        sa.Column('synced_at', DateTime, nullable=True),
         sa.Column('schedulable', sa.Boolean, nullable=False),
         sa.Column('reserved', sa.Boolean, nullable=False),
         sa.Column('fingerprint', sa.String(64), nullable=True),
@@ -47,7 +50,7 @@ def upgrade():
     op.create_index('ix_nodes_name', 'nodes', ['name'])
     op.create_index('nodes_fit_idx', 'nodes',
                     ['resource_class', 'schedulable', 'reserved', 'memory_mb',
-                     'cpus', 'local_gb'])
+                     'cpus', 'local_gb', 'id'])
 
     op.create_table(
         'node_traits',
@@ -71,8 +74,8 @@ def upgrade():
 
     op.create_table(
         'reservations',
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('updated_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', DateTime, nullable=False),
+        sa.Column('updated_at', DateTime, nullable=True),
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
         sa.Column('uuid', sa.String(36), nullable=False),
         sa.Column('instance_uuid', sa.String(36), nullable=False),
@@ -84,7 +87,7 @@ def upgrade():
         sa.Column('state', sa.String(16), nullable=False),
         sa.Column('active_node_id', sa.Integer, nullable=True),
         sa.Column('active_instance_uuid', sa.String(36), nullable=True),
-        sa.Column('expires_at', sa.DateTime, nullable=True),
+        sa.Column('expires_at', DateTime, nullable=True),
         sa.UniqueConstraint('uuid', name='uniq_reservations0uuid'),
         sa.UniqueConstraint('active_node_id',
                             name='uniq_reservations0active_node_id'),
@@ -99,8 +102,8 @@ def upgrade():
 
     op.create_table(
         'mirror_aggregates',
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('updated_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', DateTime, nullable=False),
+        sa.Column('updated_at', DateTime, nullable=True),
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
         sa.Column('uuid', sa.String(36), nullable=False),
         sa.Column('deleted', sa.Boolean, nullable=False),
@@ -109,8 +112,8 @@ def upgrade():
 
     op.create_table(
         'mirror_hosts',
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('updated_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', DateTime, nullable=False),
+        sa.Column('updated_at', DateTime, nullable=True),
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
         sa.Column('aggregate_id', sa.Integer,
                   sa.ForeignKey('mirror_aggregates.id', ondelete='CASCADE'),
@@ -121,10 +124,10 @@ def upgrade():
         sa.Column('state', sa.String(16), nullable=False),
         sa.Column('attempts', sa.Integer, nullable=False),
         sa.Column('last_error', sa.Text, nullable=True),
-        sa.Column('next_attempt_at', sa.DateTime, nullable=True),
+        sa.Column('next_attempt_at', DateTime, nullable=True),
         sa.Column('claimed_by', sa.String(255), nullable=True),
-        sa.Column('claimed_until', sa.DateTime, nullable=True),
-        sa.Column('synced_at', sa.DateTime, nullable=True),
+        sa.Column('claimed_until', DateTime, nullable=True),
+        sa.Column('synced_at', DateTime, nullable=True),
         sa.UniqueConstraint('aggregate_id', 'host',
                             name='uniq_mirror_hosts0aggregate_id0host'),
         **TABLE_ARGS)

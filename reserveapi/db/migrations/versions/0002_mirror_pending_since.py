@@ -7,6 +7,9 @@ Create Date: 2026-12-01
 
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
 
 revision = '0002_mirror_pending_since'
 down_revision = '0001_initial'
@@ -16,7 +19,7 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table('mirror_hosts') as batch:
-        batch.add_column(sa.Column('pending_since', sa.DateTime,
+        batch.add_column(sa.Column('pending_since', DateTime,
                                    nullable=True))
     # Rows already waiting have waited at least since their last change.
     mirror_hosts = sa.table('mirror_hosts',
