@@ -1,0 +1,315 @@
+"""Throwaway databases for the benchmark, and the raw SQL it runs.
+
+Each backend gets a database of its own, created for the run and dropped
+at the end (SQLite: a file in the run's work directory).  Besides the
+connection URL for reserveapi, a backend hands out plain DB-API
+connections for the raw SQL claim floor and for the checks after the
+concurrent phase.  Only SQLAlchemy and the drivers are used here, never
+reserveapi, so that the floor measures the database and nothing else.
+"""
+
+import datetime
+import os
+import secrets
+import sqlite3
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy.engine import url as sa_url
+
+ADMIN_URL_ENV = {
+    'postgresql': 'RESERVEAPI_BENCH_POSTGRESQL_URL',
+    'mysql': 'RESERVEAPI_BENCH_MYSQL_URL',
+}
+DEFAULT_ADMIN_URLS = {
+    'postgresql': 'postgresql+psycopg2://postgres@127.0.0.1:5432/postgres',
+    'mysql': 'mysql+pymysql://root:@127.0.0.1:3306/',
+}
+BACKENDS = ('sqlite', 'postgresql', 'mysql')
+# Backends where several API processes may write at once.
+CONCURRENT_BACKENDS = ('postgresql', 'mysql')
+LOCAL_HOSTS = ('127.0.0.1', 'localhost', '::1')
+
+
+def admin_url(kind):
+    """The server URL to create databases with (env var or default)."""
+    text = os.environ.get(ADMIN_URL_ENV[kind]) or DEFAULT_ADMIN_URLS[kind]
+    url = sa_url.make_url(text)
+    if url.host not in LOCAL_HOSTS:
+        raise ValueError('%s must point at 127.0.0.1, not %r'
+                         % (ADMIN_URL_ENV[kind], url.host))
+    return url
+
+
+class Backend:
+    """A fresh database; a context manager that drops it on exit."""
+
+    def __init__(self, kind, workdir, keep=False):
+        if kind not in BACKENDS:
+            raise ValueError('unknown backend %r' % kind)
+        self.kind = kind
+        self.keep = keep
+        self.name = 'reserveapi_bench_%s' % secrets.token_hex(4)
+        self._sqlite_path = os.path.join(workdir, self.name + '.sqlite')
+        self._admin = None if kind == 'sqlite' else admin_url(kind)
+        self.url = None
+        self.version = None
+        # Whether nodes carry the derived ``reserved`` flag that
+        # reserveapi keeps next to the reservations (see detect_schema).
+        self.reserved_flag = False
+
+    # Lifecycle
+
+    def __enter__(self):
+        if self.kind == 'sqlite':
+            self.url = sa_url.URL.create('sqlite',
+                                         database=self._sqlite_path)
+            self.version = 'SQLite %s' % sqlite3.sqlite_version
+            return self
+        engine = sa.create_engine(self._admin, isolation_level='AUTOCOMMIT',
+                                  poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                if self.kind == 'postgresql':
+                    self.version = connection.exec_driver_sql(
+                        'SHOW server_version').scalar()
+                    connection.exec_driver_sql(
+                        'CREATE DATABASE "%s"' % self.name)
+                else:
+                    self.version = connection.exec_driver_sql(
+                        'SELECT VERSION()').scalar()
+                    connection.exec_driver_sql(
+                        'CREATE DATABASE `%s` CHARACTER SET utf8mb4'
+                        % self.name)
+        finally:
+            engine.dispose()
+        self.url = self._admin.set(database=self.name)
+        if self.kind == 'mysql':
+            self.url = self.url.update_query_dict({'charset': 'utf8mb4'})
+        return self
+
+    def __exit__(self, *exc_info):
+        self.drop()
+
+    def drop(self):
+        if self.url is None or self.keep:
+            return
+        if self.kind == 'sqlite':
+            for suffix in ('', '-wal', '-shm', '-journal'):
+                try:
+                    os.unlink(self._sqlite_path + suffix)
+                except FileNotFoundError:
+                    pass
+            self.url = None
+            return
+        engine = sa.create_engine(self._admin, isolation_level='AUTOCOMMIT',
+                                  poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                if self.kind == 'postgresql':
+                    # API workers are gone by now; FORCE ends any straggler.
+                    connection.exec_driver_sql(
+                        'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
+                        % self.name)
+                else:
+                    connection.exec_driver_sql(
+                        'DROP DATABASE IF EXISTS `%s`' % self.name)
+        finally:
+            engine.dispose()
+        self.url = None
+
+    @property
+    def connection_url(self):
+        """``[database] connection`` for reserveapi (password included)."""
+        return self.url.render_as_string(hide_password=False)
+
+    # Plain DB-API access
+
+    def connect(self):
+        """A new DB-API connection to the benchmark database."""
+        if self.kind == 'sqlite':
+            return sqlite3.connect(self._sqlite_path, timeout=30)
+        if self.kind == 'postgresql':
+            import psycopg2
+            return psycopg2.connect(
+                host=self.url.host, port=self.url.port or 5432,
+                user=self.url.username, password=self.url.password or '',
+                dbname=self.name, connect_timeout=10)
+        import pymysql
+        return pymysql.connect(
+            host=self.url.host, port=self.url.port or 3306,
+            user=self.url.username, password=self.url.password or '',
+            database=self.name, charset='utf8mb4', connect_timeout=10,
+            read_timeout=60, write_timeout=60, autocommit=False)
+
+    @property
+    def _param(self):
+        return '?' if self.kind == 'sqlite' else '%s'
+
+    def sql(self, text):
+        """``text`` with ``%s`` placeholders in this driver's style."""
+        return text.replace('%s', self._param)
+
+    def execute(self, text, params=()):
+        """Run one statement in its own transaction; rows if any."""
+        connection = self.connect()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(self.sql(text), params)
+            rows = cursor.fetchall() if cursor.description else None
+            connection.commit()
+            return rows
+        finally:
+            connection.close()
+
+    def detect_schema(self):
+        """Call after the migrations: adapt the raw SQL to the schema."""
+        engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+        try:
+            columns = {column['name']
+                       for column in sa.inspect(engine).get_columns('nodes')}
+        finally:
+            engine.dispose()
+        self.reserved_flag = 'reserved' in columns
+
+    def analyze(self):
+        """Gather planner statistics, as autovacuum (or InnoDB's
+        automatic recalculation) would sooner or later: without them a
+        freshly loaded database is planned as if it were empty.
+        """
+        connection = self.connect()
+        try:
+            cursor = connection.cursor()
+            if self.kind == 'mysql':
+                cursor.execute('ANALYZE TABLE nodes, node_traits, '
+                               'node_capabilities, reservations')
+                cursor.fetchall()
+            else:
+                cursor.execute('ANALYZE')
+            connection.commit()
+        finally:
+            connection.close()
+
+    def clear_reservations(self):
+        """Free every node again, so that the next phase starts equal."""
+        connection = self.connect()
+        try:
+            cursor = connection.cursor()
+            cursor.execute('DELETE FROM reservations')
+            if self.reserved_flag:
+                cursor.execute(self.sql(
+                    'UPDATE nodes SET reserved = %s WHERE reserved = %s'),
+                    (False, True))
+            connection.commit()
+        finally:
+            connection.close()
+
+    def reservation_census(self):
+        """Live reservations, distinct nodes they hold, and nodes held by
+        more than one live reservation (must be 0).
+        """
+        (live, nodes), = self.execute(
+            'SELECT COUNT(*), COUNT(DISTINCT node_id) FROM reservations '
+            'WHERE active_node_id IS NOT NULL')
+        (doubled,), = self.execute(
+            'SELECT COUNT(*) FROM (SELECT node_id FROM reservations '
+            'WHERE active_node_id IS NOT NULL GROUP BY node_id '
+            'HAVING COUNT(*) > 1) doubled')
+        return {'live_reservations': live, 'distinct_nodes': nodes,
+                'nodes_held_twice': doubled}
+
+    def count_nodes(self, resource_class=None):
+        """All nodes, and those eligible by state alone (no spec)."""
+        (total,), = self.execute('SELECT COUNT(*) FROM nodes')
+        where, params = _eligible_where(resource_class)
+        (eligible,), = self.execute(_COUNT_SELECT.format(where=where),
+                                    params)
+        return total, eligible
+
+    # The raw SQL claim
+
+    def claim_once(self, connection, resource_class, host, pick, rng):
+        """Claim one node in one transaction, the way the API's claim ends
+        up in SQL but without any matching: read the first ``pick`` free
+        nodes of the class, take one at random, INSERT the reservation
+        whose unique ``active_node_id`` settles races (and, with the
+        schema's derived flag, mark the node reserved, as the API does).
+
+        Returns ``(node_id, conflicts)`` or ``(None, conflicts)`` when no
+        node is free. A lost race (unique violation) or a deadlock rolls
+        back and tries again.
+        """
+        where, params = _eligible_where(resource_class)
+        if self.reserved_flag:
+            where += ' AND n.reserved = %s'
+            params += (False,)
+        # Only constants and an int are formatted in: no injection.
+        select = self.sql(_CLAIM_SELECT.format(where=where, pick=int(pick)))
+        flag = self.sql('UPDATE nodes SET reserved = %s WHERE id = %s')
+        insert = self.sql(
+            'INSERT INTO reservations (uuid, instance_uuid, host, '
+            'project_id, node_id, state, active_node_id, '
+            'active_instance_uuid, created_at) '
+            'VALUES (%s, %s, %s, NULL, %s, %s, %s, %s, %s)')
+        conflicts = 0
+        while True:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(select, params)
+                ids = [row[0] for row in cursor.fetchall()]
+                if not ids:
+                    connection.rollback()
+                    return None, conflicts
+                node_id = rng.choice(ids)
+                instance = str(uuid.uuid4())
+                cursor.execute(insert, (
+                    str(uuid.uuid4()), instance, host, node_id, 'reserved',
+                    node_id, instance, _utcnow()))
+                if self.reserved_flag:
+                    cursor.execute(flag, (True, node_id))
+                connection.commit()
+                return node_id, conflicts
+            except Exception as exc:
+                connection.rollback()
+                if not _is_retryable(exc):
+                    raise
+                conflicts += 1
+            finally:
+                cursor.close()
+
+
+_COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
+_CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
+                 'SELECT 1 FROM reservations r '
+                 'WHERE r.active_node_id = n.id) '
+                 'ORDER BY n.id LIMIT {pick}')
+
+
+def _eligible_where(resource_class):
+    """The eligibility rules of reserveapi/db/api.py, as plain SQL."""
+    clauses = ["n.provision_state = 'available'",
+               'n.power_state IS NOT NULL',
+               'n.maintenance = %s', 'n.retired = %s', 'n.vanished = %s',
+               'n.instance_uuid IS NULL']
+    params = [False, False, False]
+    if resource_class is not None:
+        clauses.append('n.resource_class = %s')
+        params.append(resource_class)
+    return ' AND '.join(clauses), tuple(params)
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _is_retryable(exc):
+    """A unique violation (someone claimed the node first) or deadlock."""
+    name = type(exc).__name__
+    if name in ('IntegrityError', 'UniqueViolation'):
+        return True
+    if name == 'OperationalError':
+        text = str(exc).lower()
+        return ('deadlock' in text or '1213' in text or 'locked' in text
+                or '1205' in text)
+    return name in ('TransactionRollbackError', 'DeadlockDetected',
+                    'SerializationFailure')

@@ -1,0 +1,429 @@
+"""The load: request specs, the gunicorn server, and the three phases.
+
+Everything talks to 127.0.0.1 only and every wait has a timeout.
+"""
+
+import collections
+import ctypes
+import http.client
+import json
+import math
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+IMAGE_ID = '7f1c2f51-8a0e-4a6e-9b7e-3e2b1d6b9c10'
+
+# name: (resource class as stored, request_spec). Both match nodes that
+# tools/generate_inventory.py makes in quantity (about 1 node in 8).
+SPECS = {
+    # A modern bare metal flavor: one custom resource class, standard
+    # classes switched off, so no sizing; a trait, a capability, the
+    # image's architecture.
+    'baremetal': ('CUSTOM_BAREMETAL_SILVER', {
+        'memory_mb': 65536, 'vcpus': 16, 'vcpu_weight': None,
+        'root_gb': 200, 'ephemeral_gb': 0, 'swap': 0, 'rxtx_factor': 1.0,
+        'extra_specs': {
+            'resources:CUSTOM_BAREMETAL_SILVER': '1',
+            'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+            'resources:DISK_GB': '0',
+            'trait:HW_CPU_X86_AVX2': 'required',
+            'capabilities:boot_mode': 'uefi',
+        },
+        'image': {'id': IMAGE_ID,
+                  'properties': {'hw_architecture': 'x86_64'}},
+    }),
+    # An older flavor that still sizes: best fit on memory, cpus, disk;
+    # a flavor trait, an image trait, a capability with an operator.
+    'sized': ('CUSTOM_BAREMETAL_GOLD', {
+        'memory_mb': 131072, 'vcpus': 32, 'vcpu_weight': None,
+        'root_gb': 400, 'ephemeral_gb': 0, 'swap': 0, 'rxtx_factor': 1.0,
+        'extra_specs': {
+            'resources:CUSTOM_BAREMETAL_GOLD': '1',
+            'trait:CUSTOM_RAID': 'required',
+            'capabilities:boot_mode': '<in> uefi',
+        },
+        'image': {'id': IMAGE_ID,
+                  'properties': {'hw_architecture': 'x86_64',
+                                 'trait:HW_CPU_X86_AVX2': 'required'}},
+    }),
+}
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+# What each phase reports, by HTTP status.
+OK_CREATED = 201
+OK_DELETED = 204
+
+
+# Statistics
+
+def summarize(seconds):
+    """Latency summary in milliseconds; nearest-rank percentiles."""
+    if not seconds:
+        return None
+    ordered = sorted(seconds)
+    count = len(ordered)
+
+    def percentile(q):
+        return round(ordered[max(0, math.ceil(q * count) - 1)] * 1000, 2)
+
+    return {'count': count, 'min_ms': round(ordered[0] * 1000, 2),
+            'p50_ms': percentile(0.50), 'p90_ms': percentile(0.90),
+            'p99_ms': percentile(0.99),
+            'mean_ms': round(statistics.fmean(ordered) * 1000, 2),
+            'max_ms': round(ordered[-1] * 1000, 2)}
+
+
+def status_class(status):
+    if status is None:
+        return 'error'
+    if status >= 500:
+        return '5xx'
+    return str(status)
+
+
+# The API server
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    """``gunicorn -w N reserveapi.wsgi.api:application`` on 127.0.0.1.
+
+    Runs in a session of its own so that stopping it stops the master and
+    every worker, whatever happened; a context manager.
+    """
+
+    def __init__(self, config_file, workers, log_path, startup_timeout=60,
+                 worker_timeout=60):
+        self.config_file = config_file
+        self.workers = workers
+        self.log_path = log_path
+        self.startup_timeout = startup_timeout
+        self.worker_timeout = worker_timeout
+        self.port = None
+        self.process = None
+
+    @property
+    def address(self):
+        return ('127.0.0.1', self.port)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def start(self):
+        self.port = free_port()
+        env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
+        command = [sys.executable, '-m', 'gunicorn',
+                   '--workers', str(self.workers),
+                   '--bind', '127.0.0.1:%d' % self.port,
+                   '--timeout', str(self.worker_timeout),
+                   '--graceful-timeout', '5',
+                   '--log-level', 'warning',
+                   'reserveapi.wsgi.api:application']
+        with open(self.log_path, 'ab') as log:
+            log.write(('\n# %s\n' % ' '.join(command)).encode())
+            log.flush()
+            self.process = subprocess.Popen(  # noqa: S603
+                command, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                preexec_fn=_die_with_parent)
+        self._wait_ready()
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.startup_timeout
+        ready = 0
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError('gunicorn exited with %s; see %s:\n%s' % (
+                    self.process.returncode, self.log_path,
+                    tail(self.log_path)))
+            status, _, _ = request(self.address, 'GET', '/healthcheck',
+                                   timeout=5)
+            if status == 200:
+                ready += 1
+                # Each worker imports the app on its own: a few more
+                # answers make it likely that all of them are up.
+                if ready >= 2 * self.workers:
+                    return
+                continue
+            time.sleep(0.2)
+        raise RuntimeError('gunicorn not ready after %ss; see %s:\n%s' % (
+            self.startup_timeout, self.log_path, tail(self.log_path)))
+
+    def stop(self):
+        """TERM the whole session, then KILL it if it lingers."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        # Workers left behind by a dead master share its process group.
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _prctl():
+    """libc's prctl, where there is one (Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with_parent():
+    """Runs in the child before exec: have the kernel TERM gunicorn's
+    master should this runner die, even by SIGKILL, which leaves it no
+    chance to clean up; the master then stops its workers.
+    """
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def tail(path, lines=20):
+    try:
+        with open(path, 'rb') as stream:
+            stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, stream.tell() - 8192))
+            text = stream.read().decode('utf-8', 'replace')
+    except OSError:
+        return ''
+    return '\n'.join(text.splitlines()[-lines:])
+
+
+# HTTP
+
+HEADERS = {'Content-Type': 'application/json', 'Accept': 'application/json'}
+
+
+def request(address, method, path, body=None, timeout=30):
+    """``(status, body bytes, seconds)``; status None when no answer.
+
+    One connection per request, as gunicorn's sync workers close every
+    connection anyway; the time covers connect, send and reading the
+    whole response.
+    """
+    payload = None if body is None else json.dumps(body).encode()
+    connection = http.client.HTTPConnection(*address, timeout=timeout)
+    start = time.perf_counter()
+    try:
+        connection.request(method, path, body=payload, headers=HEADERS)
+        response = connection.getresponse()
+        data = response.read()
+        return response.status, data, time.perf_counter() - start
+    except (OSError, http.client.HTTPException) as exc:
+        return None, repr(exc).encode(), time.perf_counter() - start
+    finally:
+        connection.close()
+
+
+def reservation_body(request_spec, host):
+    return {'instance_uuid': str(uuid.uuid4()), 'host': host,
+            'request_spec': request_spec}
+
+
+def _error_sample(samples, status, data):
+    if len(samples) < 5:
+        samples.append({'status': status,
+                        'body': data[:500].decode('utf-8', 'replace')})
+
+
+# Phase 1: one client
+
+def single_client(address, request_spec, requests, warmup, delete,
+                  deadline, timeout):
+    """POST one reservation at a time, each for a new instance; with
+    ``delete``, DELETE it right after (timed apart), so every POST sees
+    the same free pool.
+    """
+    posts, deletes = [], []
+    post_statuses = collections.Counter()
+    delete_statuses = collections.Counter()
+    errors = []
+    completed = True
+    for index in range(warmup + requests):
+        if time.monotonic() > deadline:
+            completed = False
+            break
+        measured = index >= warmup
+        status, data, seconds = request(
+            address, 'POST', '/v1/reservations',
+            reservation_body(request_spec, 'bench-compute-0'), timeout)
+        if measured:
+            posts.append(seconds)
+            post_statuses[status_class(status)] += 1
+        if status != OK_CREATED:
+            _error_sample(errors, status, data)
+            continue
+        if not delete:
+            continue
+        reservation = json.loads(data)['uuid']
+        status, data, seconds = request(
+            address, 'DELETE', '/v1/reservations/' + reservation,
+            timeout=timeout)
+        if measured:
+            deletes.append(seconds)
+            delete_statuses[status_class(status)] += 1
+        if status != OK_DELETED:
+            _error_sample(errors, status, data)
+    return {
+        'completed': completed, 'warmup': warmup, 'deleted_after': delete,
+        'post': summarize(posts), 'post_statuses': dict(post_statuses),
+        'delete': summarize(deletes),
+        'delete_statuses': dict(delete_statuses),
+        'error_samples': errors,
+    }
+
+
+# Phase 2: concurrent clients
+
+def _run_threads(threads, total, work, deadline):
+    """Run ``work(thread_index, claim_ticket)`` on ``threads`` threads
+    until ``total`` tickets are used or the deadline passes.
+
+    Returns ``(results, wall seconds, completed)``.
+    """
+    tickets = iter(range(total))
+    lock = threading.Lock()
+    results = []
+    barrier = threading.Barrier(threads + 1)
+    failures = []
+
+    def next_ticket():
+        with lock:
+            return next(tickets, None)
+
+    def loop(index):
+        try:
+            barrier.wait(timeout=60)
+            while time.monotonic() < deadline:
+                if next_ticket() is None:
+                    return
+                outcome = work(index)
+                with lock:
+                    results.append(outcome)
+        except Exception as exc:
+            failures.append(repr(exc))
+
+    workers = [threading.Thread(target=loop, args=(index,), daemon=True)
+               for index in range(threads)]
+    for worker in workers:
+        worker.start()
+    barrier.wait(timeout=60)
+    start = time.perf_counter()
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()) + 5)
+    wall = time.perf_counter() - start
+    if failures:
+        raise RuntimeError('client thread failed: %s' % failures[0])
+    completed = len(results) >= total and not any(
+        worker.is_alive() for worker in workers)
+    return list(results), wall, completed
+
+
+def concurrent_clients(address, request_spec, total, threads, deadline,
+                       timeout):
+    """``threads`` clients POST ``total`` reservations as fast as the API
+    answers; nothing is deleted, so the nodes handed out can be checked
+    for doubles afterwards.
+    """
+    errors, conflicts = [], []
+
+    def work(index):
+        status, data, seconds = request(
+            address, 'POST', '/v1/reservations',
+            reservation_body(request_spec, 'bench-compute-%d' % index),
+            timeout)
+        node = None
+        if status == OK_CREATED:
+            node = json.loads(data)['node_uuid']
+        else:
+            _error_sample(conflicts if status == 409 else errors, status,
+                          data)
+        return status, node, seconds
+
+    results, wall, completed = _run_threads(threads, total, work, deadline)
+    statuses = collections.Counter(status_class(status)
+                                   for status, _, _ in results)
+    nodes = [node for _, node, _ in results if node is not None]
+    created = statuses.get(str(OK_CREATED), 0)
+    return {
+        'completed': completed, 'threads': threads, 'requested': total,
+        'wall_s': round(wall, 3),
+        'reservations_per_s': round(created / wall, 1) if wall else None,
+        'statuses': dict(statuses),
+        'latency': summarize([seconds for _, _, seconds in results]),
+        'nodes_given_twice_in_responses': len(nodes) - len(set(nodes)),
+        'error_samples': errors, 'conflict_samples': conflicts,
+    }
+
+
+# Phase 3: the raw SQL floor
+
+def raw_sql_floor(backend, resource_class, total, threads, pick, deadline):
+    """``threads`` DB-API connections each claim nodes, one transaction
+    per claim, no HTTP and no matching.
+    """
+    local = threading.local()
+    connections = []
+    lock = threading.Lock()
+
+    def work(index):
+        if not hasattr(local, 'connection'):
+            local.connection = backend.connect()
+            local.rng = random.Random()  # noqa: S311
+            with lock:
+                connections.append(local.connection)
+        start = time.perf_counter()
+        node, conflicts = backend.claim_once(
+            local.connection, resource_class, 'bench-raw-%d' % index, pick,
+            local.rng)
+        return node, conflicts, time.perf_counter() - start
+
+    try:
+        results, wall, completed = _run_threads(threads, total, work,
+                                                deadline)
+    finally:
+        for connection in connections:
+            try:
+                connection.close()
+            except Exception:  # noqa: S110 - closing is best effort
+                pass
+    nodes = [node for node, _, _ in results if node is not None]
+    return {
+        'completed': completed, 'threads': threads, 'requested': total,
+        'pick_among': pick, 'wall_s': round(wall, 3),
+        'claims_per_s': round(len(nodes) / wall, 1) if wall else None,
+        'claimed': len(nodes), 'pool_empty': len(results) - len(nodes),
+        'conflicts_retried': sum(conflicts for _, conflicts, _ in results),
+        'latency': summarize([seconds for _, _, seconds in results]),
+        'nodes_claimed_twice': len(nodes) - len(set(nodes)),
+    }

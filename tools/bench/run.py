@@ -1,0 +1,560 @@
+#!/usr/bin/env python3
+"""Benchmark reservations: sync time, single-client latency, concurrent
+throughput and the raw SQL floor, per database backend.
+
+Usage (see tools/bench/README.rst)::
+
+    tox -e bench                                   # 100,000 nodes
+    tox -e bench -- --nodes 5000 --requests 200    # a quick check
+    python tools/bench/run.py --backends sqlite,postgresql,mysql
+
+For each backend: a throwaway database (SQLite: a temporary file), a
+config file, ``reserveapi-dbsync upgrade``, ``reserveapi-manage
+sync-nodes`` twice (initial, then nothing changed), ANALYZE (unless
+``--no-analyze``), then
+
+1. one client POSTing reservations over HTTP to ``gunicorn -w 1``;
+2. on PostgreSQL and MySQL, ``--threads`` clients against ``gunicorn -w
+   2`` (reservations/s, statuses, nodes given twice);
+3. on PostgreSQL and MySQL, the same claim as raw SQL with as many
+   threads (claims/s): the floor.
+
+Prints a table with PASS/FAIL against the targets of issue 3 and writes
+the results as JSON to tools/bench/out/.  Exits 0 when every phase ran
+and every correctness check held (targets missed do not change the exit
+code unless ``--fail-on-target``), 1 otherwise, 3 when only a target
+was missed under ``--fail-on-target``.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import benchdb
+import benchload
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+GENERATOR = REPO / 'tools' / 'generate_inventory.py'
+
+TARGET_P50_MS = 10.0
+TARGET_P99_MS = 50.0
+TARGET_FLOOR_RATIO = 1 / 3
+# Backends whose single-client latency issue 3 sets a target for.
+LATENCY_TARGET_BACKENDS = ('sqlite', 'postgresql')
+# Backends whose concurrent throughput issue 3 sets a target for.
+THROUGHPUT_TARGET_BACKENDS = ('postgresql',)
+
+
+class StepFailed(Exception):
+    pass
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('--backends', default='sqlite,postgresql',
+                        help='Comma-separated: %s.'
+                        % ', '.join(benchdb.BACKENDS))
+    parser.add_argument('--nodes', type=int, default=100000,
+                        help='Inventory size.')
+    parser.add_argument('--seed', type=int, default=1,
+                        help='Inventory seed (same seed, same nodes).')
+    parser.add_argument('--spec', choices=sorted(benchload.SPECS),
+                        default='baremetal',
+                        help='Request spec to reserve with (see '
+                             'benchload.SPECS).')
+    parser.add_argument('--requests', type=int, default=500,
+                        help='Single-client POSTs measured.')
+    parser.add_argument('--warmup', type=int, default=20,
+                        help='Single-client POSTs (and DELETEs) before '
+                             'measuring.')
+    parser.add_argument('--no-delete', dest='delete', action='store_false',
+                        help='Keep each single-client reservation instead '
+                             'of deleting it right after.')
+    parser.add_argument('--no-analyze', dest='analyze', action='store_false',
+                        help='Do not ANALYZE after the sync: measure with '
+                             'whatever statistics the database has (none, '
+                             'on PostgreSQL with autovacuum off).')
+    parser.add_argument('--threads', type=int, default=8,
+                        help='Client threads (and SQL connections) of the '
+                             'concurrent and raw SQL phases.')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='gunicorn workers of the concurrent phase.')
+    parser.add_argument('--concurrent-requests', type=int,
+                        help='Reservations POSTed, and claims made, by the '
+                             'concurrent and raw SQL phases. Default: '
+                             'nodes/20, between 200 and 2000, well under '
+                             'the matching pool.')
+    parser.add_argument('--pick-among', type=int, default=10,
+                        help='Raw SQL floor: a claim takes one of the first '
+                             'N free nodes at random, as [matcher] '
+                             'subset_size does.')
+    parser.add_argument('--step-timeout', type=float, default=1800,
+                        help='Seconds allowed for each step (generate, '
+                             'migrate, sync, each measured phase).')
+    parser.add_argument('--request-timeout', type=float, default=30,
+                        help='Seconds allowed for one HTTP request.')
+    parser.add_argument('--output-dir', default=str(HERE / 'out'),
+                        help='Where results-<timestamp>.json goes.')
+    parser.add_argument('--keep', action='store_true',
+                        help='Keep the work directory and the databases '
+                             '(for profiling); print where they are.')
+    parser.add_argument('--fail-on-target', action='store_true',
+                        help='Exit 3 when a target is missed.')
+    args = parser.parse_args(argv)
+    args.backends = [name.strip() for name in args.backends.split(',')
+                     if name.strip()]
+    unknown = set(args.backends) - set(benchdb.BACKENDS)
+    if unknown or not args.backends:
+        parser.error('--backends: choose among %s'
+                     % ', '.join(benchdb.BACKENDS))
+    for name in ('nodes', 'requests', 'threads', 'workers', 'pick_among'):
+        if getattr(args, name) < 1:
+            parser.error('--%s must be at least 1' % name.replace('_', '-'))
+    if args.concurrent_requests is None:
+        args.concurrent_requests = min(2000, max(200, args.nodes // 20))
+    return args
+
+
+# Steps
+
+def script(name):
+    """A console script of this Python's environment."""
+    candidate = pathlib.Path(sys.executable).parent / name
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        raise StepFailed('%s not found: is reserveapi installed in this '
+                         'environment?' % name)
+    return found
+
+
+def run_step(label, command, timeout, env=None):
+    """Run a command; ``(seconds, stdout)``; StepFailed on error."""
+    log('  %s ...' % label)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(  # noqa: S603
+            command, stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=timeout, env=env, cwd=str(REPO))
+    except subprocess.TimeoutExpired:
+        raise StepFailed('%s: no result after %ss' % (label, timeout))
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise StepFailed('%s failed (exit %s):\n%s%s' % (
+            label, done.returncode, done.stdout[-2000:],
+            done.stderr[-2000:]))
+    return seconds, done.stdout
+
+
+def write_config(path, workdir, backend, inventory):
+    connection = backend.connection_url.replace('$', '$$')
+    path.write_text(
+        '# Written by tools/bench/run.py for one benchmark run.\n'
+        '[DEFAULT]\n'
+        'state_path = %(state)s\n'
+        '\n[api]\n'
+        'host_ip = 127.0.0.1\n'
+        'auth_strategy = noauth\n'
+        '\n[database]\n'
+        'connection = %(connection)s\n'
+        '\n[inventory]\n'
+        'source = file\n'
+        'file = %(inventory)s\n'
+        % {'state': workdir / ('state-' + backend.kind),
+           'connection': connection, 'inventory': inventory})
+
+
+_COUNTS = re.compile(r'(\d+) (added|updated|unchanged|removed)')
+
+
+def sync_counts(stdout):
+    return {word: int(number) for number, word in _COUNTS.findall(stdout)}
+
+
+def loadavg():
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+# One backend
+
+def bench_backend(kind, args, workdir, inventory, record):
+    """Run every phase on one backend, filling ``record`` as it goes."""
+    resource_class, request_spec = benchload.SPECS[args.spec]
+    timeout = args.step_timeout
+    with benchdb.Backend(kind, str(workdir), keep=args.keep) as backend:
+        record['database'] = {'name': backend.name,
+                              'version': backend.version}
+        log('%s: database %s (%s)' % (kind, backend.name, backend.version))
+        config = workdir / ('reserveapi-%s.conf' % kind)
+        write_config(config, workdir, backend, inventory)
+        record['config_file'] = str(config)
+        base = [script('reserveapi-dbsync'), '--config-file', str(config)]
+        manage = [script('reserveapi-manage'), '--config-file', str(config)]
+        seconds, _ = run_step('dbsync upgrade', base + ['upgrade'], timeout)
+        record['dbsync_s'] = round(seconds, 2)
+        backend.detect_schema()
+
+        sync = record['sync'] = {}
+        for name, expect in (('initial', 'added'), ('no_change',
+                                                    'unchanged')):
+            seconds, stdout = run_step('sync-nodes (%s)' % name,
+                                       manage + ['sync-nodes'], timeout)
+            counts = sync_counts(stdout)
+            sync[name] = {'seconds': round(seconds, 2), 'counts': counts}
+            if counts.get(expect) != args.nodes:
+                raise StepFailed('sync-nodes (%s): expected %d %s, got %s'
+                                 % (name, args.nodes, expect, stdout))
+        if args.analyze:
+            start = time.perf_counter()
+            backend.analyze()
+            record['analyze_s'] = round(time.perf_counter() - start, 2)
+        total, eligible = backend.count_nodes(resource_class)
+        record['pool'] = {'nodes': total, 'spec_resource_class':
+                          resource_class, 'free_of_that_class': eligible}
+
+        log('  single client: %d POSTs (+%d warm-up), gunicorn -w 1'
+            % (args.requests, args.warmup))
+        record['load_before_single'] = loadavg()
+        with benchload.Gunicorn(str(config), 1,
+                                str(workdir / ('gunicorn-%s-w1.log' % kind)),
+                                ) as server:
+            record['single'] = benchload.single_client(
+                server.address, request_spec, args.requests, args.warmup,
+                args.delete, time.monotonic() + timeout,
+                args.request_timeout)
+
+        if kind not in benchdb.CONCURRENT_BACKENDS:
+            return
+        if args.concurrent_requests > eligible // 2:
+            log('  NOTE: %d concurrent requests for %d free nodes of the '
+                'class: the matching pool may run dry (409s)'
+                % (args.concurrent_requests, eligible))
+        backend.clear_reservations()
+        log('  concurrent: %d POSTs, %d threads, gunicorn -w %d'
+            % (args.concurrent_requests, args.threads, args.workers))
+        record['load_before_concurrent'] = loadavg()
+        with benchload.Gunicorn(
+                str(config), args.workers,
+                str(workdir / ('gunicorn-%s-w%d.log' % (kind, args.workers))),
+                ) as server:
+            # Warm every worker up (connections, caches) before timing:
+            # reservations made and deleted again, unmeasured.
+            benchload.single_client(
+                server.address, request_spec, 0, 4 * args.workers, True,
+                time.monotonic() + timeout, args.request_timeout)
+            concurrent = benchload.concurrent_clients(
+                server.address, request_spec, args.concurrent_requests,
+                args.threads, time.monotonic() + timeout,
+                args.request_timeout)
+        concurrent['workers'] = args.workers
+        census = backend.reservation_census()
+        concurrent['db_check'] = census
+        concurrent['db_matches_responses'] = (
+            census['live_reservations']
+            == concurrent['statuses'].get('201', 0))
+        record['concurrent'] = concurrent
+
+        backend.clear_reservations()
+        log('  raw SQL floor: %d claims, %d threads'
+            % (args.concurrent_requests, args.threads))
+        record['load_before_raw'] = loadavg()
+        raw = benchload.raw_sql_floor(
+            backend, resource_class, args.concurrent_requests, args.threads,
+            args.pick_among, time.monotonic() + timeout)
+        raw['db_check'] = backend.reservation_census()
+        record['raw_sql'] = raw
+        backend.clear_reservations()
+        if args.keep:
+            log('  kept database %s' % backend.connection_url)
+
+
+# Verdicts
+
+def verdicts(kind, record):
+    """``(targets, problems, notes)``: target name -> PASS/FAIL/None, the
+    correctness problems found (empty when all is well), and remarks.
+    """
+    targets, problems, notes = {}, [], []
+    if 'error' in record:
+        problems.append('%s: %s' % (kind, record['error'].splitlines()[0]))
+    single = record.get('single')
+    if single:
+        post = single['post'] or {}
+        judged = kind in LATENCY_TARGET_BACKENDS
+        for name, key, limit in (('single_p50', 'p50_ms', TARGET_P50_MS),
+                                 ('single_p99', 'p99_ms', TARGET_P99_MS)):
+            value = post.get(key)
+            targets[name] = (None if value is None or not judged
+                             else 'PASS' if value <= limit else 'FAIL')
+        if not single['completed']:
+            problems.append('%s single client: stopped by --step-timeout'
+                            % kind)
+        bad = {status: count
+               for status, count in single['post_statuses'].items()
+               if status != '201'}
+        bad.update({'DELETE ' + status: count
+                    for status, count in single['delete_statuses'].items()
+                    if status != '204'})
+        if bad:
+            problems.append('%s single client: unexpected answers %s'
+                            % (kind, bad))
+    concurrent = record.get('concurrent')
+    raw = record.get('raw_sql')
+    if concurrent:
+        if not concurrent['completed']:
+            problems.append('%s concurrent: stopped by --step-timeout'
+                            % kind)
+        statuses = concurrent['statuses']
+        bad = {status: count for status, count in statuses.items()
+               if status not in ('201', '409')}
+        if bad:
+            problems.append('%s concurrent: answers other than 201/409: %s'
+                            % (kind, bad))
+        if (concurrent['nodes_given_twice_in_responses']
+                or concurrent['db_check']['nodes_held_twice']
+                or not concurrent['db_matches_responses']):
+            problems.append('%s concurrent: a node was given twice or the '
+                            'database disagrees with the responses: %s'
+                            % (kind, concurrent['db_check']))
+        if statuses.get('409'):
+            notes.append('%s concurrent: %d requests got 409 (pool too '
+                            'small, or too many lost races)'
+                            % (kind, statuses['409']))
+    if raw:
+        if not raw['completed'] or raw['pool_empty']:
+            problems.append('%s raw SQL: incomplete (%d claims, %d found '
+                            'no free node)' % (kind, raw['claimed'],
+                                               raw['pool_empty']))
+        if raw['nodes_claimed_twice'] or raw['db_check']['nodes_held_twice']:
+            problems.append('%s raw SQL: a node was claimed twice' % kind)
+    if concurrent and raw and raw['claims_per_s']:
+        ratio = concurrent['reservations_per_s'] / raw['claims_per_s']
+        record['concurrent_vs_floor'] = round(ratio, 3)
+        targets['concurrent_vs_floor'] = (
+            None if kind not in THROUGHPUT_TARGET_BACKENDS
+            else 'PASS' if ratio >= TARGET_FLOOR_RATIO else 'FAIL')
+    return targets, problems, notes
+
+
+# Output
+
+def _cell(value, verdict=None, digits=1):
+    if value is None:
+        return 'n/a'
+    text = ('%.*f' % (digits, value) if isinstance(value, float)
+            else str(value))
+    return text + (' ' + verdict if verdict else '')
+
+
+def table(results):
+    """Metrics down, backends across, the target in the last column."""
+    kinds = list(results['backends'])
+    rows = []
+
+    def row(label, target, getter):
+        cells = []
+        for kind in kinds:
+            record = results['backends'][kind]
+            try:
+                cells.append(getter(record))
+            except (KeyError, TypeError, ZeroDivisionError):
+                cells.append('n/a')
+        rows.append([label] + cells + [target])
+
+    def verdict(record, name):
+        return record.get('targets', {}).get(name)
+
+    row('nodes / free of the class', '', lambda r: '%d / %d' % (
+        r['pool']['nodes'], r['pool']['free_of_that_class']))
+    row('sync-nodes initial (s)', '', lambda r: _cell(
+        r['sync']['initial']['seconds'], digits=2))
+    row('sync-nodes no change (s)', '', lambda r: _cell(
+        r['sync']['no_change']['seconds'], digits=2))
+    row('POST p50 (ms), 1 client', '<= %g' % TARGET_P50_MS, lambda r: _cell(
+        r['single']['post']['p50_ms'], verdict(r, 'single_p50')))
+    row('POST p99 (ms), 1 client', '<= %g' % TARGET_P99_MS, lambda r: _cell(
+        r['single']['post']['p99_ms'], verdict(r, 'single_p99')))
+    row('POST mean / max (ms)', '', lambda r: '%.1f / %.1f' % (
+        r['single']['post']['mean_ms'], r['single']['post']['max_ms']))
+    row('DELETE p50 (ms)', '', lambda r: _cell(
+        r['single']['delete']['p50_ms']))
+    row('1-client statuses', '', lambda r: _statuses(
+        r['single']['post_statuses']))
+    row('concurrent reservations/s', '', lambda r: _cell(
+        r['concurrent']['reservations_per_s']))
+    row('  201/409/5xx/other', '', lambda r: _statuses(
+        r['concurrent']['statuses'], ('201', '409', '5xx')))
+    row('  POST p50 / p99 (ms)', '', lambda r: '%.1f / %.1f' % (
+        r['concurrent']['latency']['p50_ms'],
+        r['concurrent']['latency']['p99_ms']))
+    row('  nodes given twice', '0', lambda r: str(
+        r['concurrent']['nodes_given_twice_in_responses']
+        + r['concurrent']['db_check']['nodes_held_twice']))
+    row('raw SQL floor claims/s', '', lambda r: _cell(
+        r['raw_sql']['claims_per_s']))
+    row('  lost races retried', '', lambda r: str(
+        r['raw_sql']['conflicts_retried']))
+    row('concurrent / floor', '>= %.2f' % TARGET_FLOOR_RATIO,
+        lambda r: _cell(r['concurrent_vs_floor'],
+                        verdict(r, 'concurrent_vs_floor'), digits=2))
+    row('error', '', lambda r: r['error'].splitlines()[0][:40]
+        if 'error' in r else '')
+    header = ['metric'] + kinds + ['target']
+    widths = [max(len(str(line[column])) for line in rows + [header])
+              for column in range(len(header))]
+    lines = ['  '.join(str(cell).ljust(width) for cell, width
+                       in zip(line, widths, strict=True)).rstrip()
+             for line in [header] + rows]
+    lines.insert(1, '  '.join('-' * width for width in widths))
+    return '\n'.join(lines)
+
+
+def _statuses(statuses, order=('201',)):
+    shown = [str(statuses.get(status, 0)) for status in order]
+    other = sum(count for status, count in statuses.items()
+                if status not in order)
+    return '/'.join(shown + [str(other)])
+
+
+def git_revision():
+    try:
+        head = subprocess.run(  # noqa: S603
+            ['git', 'rev-parse', '--short', 'HEAD'],  # noqa: S607
+            cwd=str(REPO), capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(  # noqa: S603
+            ['git', 'status', '--porcelain', '--untracked-files=no'],  # noqa: S607
+            cwd=str(REPO), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode:
+        return None
+    return head.stdout.strip() + ('-dirty' if dirty.stdout.strip() else '')
+
+
+# Main
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt('signal %d' % signum)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results = {
+        'started_at': started.isoformat(timespec='seconds'),
+        'args': {key: value for key, value in vars(args).items()
+                 if key != 'output_dir'},
+        'spec': benchload.SPECS[args.spec][1],
+        'environment': {
+            'git': git_revision(), 'python': platform.python_version(),
+            'platform': platform.platform(), 'cpus': os.cpu_count(),
+            'load_at_start': loadavg(),
+        },
+        'targets': {'single_p50_ms': TARGET_P50_MS,
+                    'single_p99_ms': TARGET_P99_MS,
+                    'concurrent_vs_floor': TARGET_FLOOR_RATIO},
+        'backends': {},
+    }
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix='reserveapi-bench-'))
+    problems, notes = [], []
+    try:
+        inventory = workdir / 'nodes.json'
+        log('Generating %d nodes (seed %d) in %s'
+            % (args.nodes, args.seed, inventory))
+        seconds, _ = run_step(
+            'generate_inventory',
+            [sys.executable, str(GENERATOR), '--count', str(args.nodes),
+             '--seed', str(args.seed), '--output', str(inventory),
+             '--format', 'json'], args.step_timeout)
+        results['generate_s'] = round(seconds, 2)
+        for kind in args.backends:
+            record = results['backends'][kind] = {}
+            try:
+                bench_backend(kind, args, workdir, inventory, record)
+            except (StepFailed, RuntimeError, OSError, ValueError) as exc:
+                record['error'] = str(exc)
+                log('%s: FAILED: %s' % (kind, exc))
+            except Exception as exc:  # a driver error, say: report, go on
+                record['error'] = '%s: %s' % (type(exc).__name__, exc)
+                log('%s: FAILED: %s' % (kind, record['error']))
+    except KeyboardInterrupt:
+        problems.append('interrupted')
+        log('Interrupted; cleaning up.')
+    except StepFailed as exc:
+        problems.append(str(exc))
+        log('FAILED: %s' % exc)
+    finally:
+        if args.keep:
+            log('Kept the work directory %s' % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    missed = []
+    for kind, record in results['backends'].items():
+        targets, found, remarks = verdicts(kind, record)
+        record['targets'] = targets
+        problems.extend(found)
+        notes.extend(remarks)
+        missed.extend('%s %s' % (kind, name)
+                      for name, verdict in targets.items()
+                      if verdict == 'FAIL')
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    results['finished_at'] = finished.isoformat(timespec='seconds')
+    results['environment']['load_at_end'] = loadavg()
+    results['problems'] = problems
+    results['notes'] = notes
+    results['targets_missed'] = missed
+
+    output_dir = pathlib.Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    output = output_dir / ('results-%s.json'
+                           % started.strftime('%Y%m%dT%H%M%SZ'))
+    output.write_text(json.dumps(results, indent=2, sort_keys=True,
+                                 default=str) + '\n')
+
+    print()
+    print('reserveapi benchmark: %d nodes, spec %r, %d single-client '
+          'requests, %d concurrent (%d threads, %d workers); git %s'
+          % (args.nodes, args.spec, args.requests, args.concurrent_requests,
+             args.threads, args.workers, results['environment']['git']))
+    print(table(results))
+    print('load average at start / end: %s / %s on %s CPUs'
+          % (results['environment']['load_at_start'],
+             results['environment']['load_at_end'], os.cpu_count()))
+    for note in notes:
+        print('NOTE: %s' % note)
+    for problem in problems:
+        print('PROBLEM: %s' % problem)
+    print('Results: %s' % output)
+    if problems:
+        return 1
+    if missed and args.fail_on_target:
+        return 3
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
