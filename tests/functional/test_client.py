@@ -7,6 +7,7 @@ from keystoneauth1 import session as ks_session
 from reserveapi import client
 from reserveapi import conf
 from reserveapi.api import app
+from tests.functional import aggregates
 from tests.functional import base
 from tests.functional import fixtures as peer_fixtures
 from tests.functional import inventory
@@ -71,3 +72,38 @@ class TestReservationClient(base.DBTestCase):
             {key: gold[key] for key in ('resource_class', 'total',
                                         'available', 'reserved',
                                         'reserved_by_host')})
+
+
+class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.provider = self.placement.create_provider(name='compute-1')
+        server = self.useFixture(peer_fixtures.LoopbackServer(self.app.app))
+        self.client = client.AggregateMirrorClient(
+            ks_session.Session(), endpoint_override=server.url,
+            additional_headers=self.admin_headers)
+
+    def test_hooks_mirror_into_placement(self):
+        joined = self.client.add_host(self.aggregate, 'compute-1')
+        self.assertEqual((True, 'synced'), (joined['member'], joined['state']))
+        self.assertEqual({self.aggregate},
+                         self.placement.aggregates(self.provider))
+
+        left = self.client.remove_host(self.aggregate, 'compute-1')
+        self.assertEqual((False, 'synced'), (left['member'], left['state']))
+        self.assertEqual(set(), self.placement.aggregates(self.provider))
+        self.assertEqual(self.aggregate,
+                         self.client.delete_aggregate(self.aggregate)['uuid'])
+
+    def test_placement_down_is_not_an_error(self):
+        self.placement.stop()
+        joined = self.client.add_host(self.aggregate, 'compute-1')
+        self.assertEqual((True, 'pending'), (joined['member'],
+                                             joined['state']))
+        self.placement.start()
+        self.run_worker()
+        self.assertEqual('synced',
+                         self.client.get(self.aggregate)['hosts'][0]['state'])
+        self.assertEqual({self.aggregate},
+                         self.placement.aggregates(self.provider))

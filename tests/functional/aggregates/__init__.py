@@ -45,7 +45,7 @@ class MirrorAPITestCase(base.APITestCase):
             'keystoneauth1.session.time.sleep'))
         mirror_state.reset_clients()
         self.addCleanup(mirror_state.reset_clients)
-        # Whole seconds, which is all MariaDB keeps of a DATETIME.
+        # Frozen at a whole second, so tests can compare timestamps.
         self.time = self.useFixture(utils_fixture.TimeFixture(
             timeutils.utcnow().replace(microsecond=0)))
         self.aggregate = new_uuid()
