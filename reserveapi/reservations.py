@@ -107,9 +107,6 @@ def _prefilter(spec, context):
             capability_in.append((requirement.key, requirement.operands))
         elif requirement.op == operators.ANY_CASE_TRUE:
             capability_true.append(requirement.key)
-    fit = tuple(column for column, checked in (
-        ('memory_mb', spec.check_memory), ('cpus', spec.check_vcpus),
-        ('local_gb', spec.check_disk)) if checked)
     return db_api.NodeFilter(
         resource_class=spec.resource_class,
         cpu_arch=spec.cpu_arch,
@@ -123,8 +120,7 @@ def _prefilter(spec, context):
         capability_in=tuple(capability_in),
         capability_true=tuple(capability_true),
         project_id=context.project_id,
-        candidates=context.candidate_nodes,
-        order_by_fit=fit)
+        candidates=context.candidate_nodes)
 
 
 def _best_candidates(spec, context, node_filter):
@@ -141,7 +137,7 @@ def _best_candidates(spec, context, node_filter):
     capability_values = collections.defaultdict(collections.Counter)
     for batch in db_api.candidate_batches(node_filter,
                                           CONF.matcher.batch_size,
-                                          first_batch=2 * wanted):
+                                          first_batch=wanted):
         matched.extend(node for node in batch
                        if filters.matches(spec, node, context))
         if not matched:

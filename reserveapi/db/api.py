@@ -363,7 +363,12 @@ class NodeFilter:
     capability_true: tuple = ()      # (key, ...): value is true, any case
     project_id: str | None = None
     candidates: frozenset | None = None
-    order_by_fit: tuple = ('memory_mb', 'cpus', 'local_gb')
+
+
+# The order candidates are read in: smallest first, which is best fit
+# whichever dimensions a flavor sizes on, and exactly the best-fit
+# index's order, so the database stops reading at the LIMIT.
+FIT_ORDER = ('memory_mb', 'cpus', 'local_gb', 'id')
 
 
 def _eligible_clauses():
@@ -430,7 +435,7 @@ def _filter_clauses(node_filter):
 def candidate_batches(node_filter, batch_size, first_batch=None):
     """Yield lists of NodeRecords passing ``node_filter``, best fit first.
 
-    Keyset pagination over (fit columns, id) keeps every batch one short
+    Keyset pagination over FIT_ORDER keeps every batch one short
     indexed query, however many nodes there are. Batches start at
     ``first_batch`` and double up to ``batch_size``: usually the first few
     rows already match, and loading more would only cost time. Rows are
@@ -439,8 +444,7 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     node = models.Node
     clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
         clause for _name, clause in _filter_clauses(node_filter)]
-    order = [getattr(node, column)
-             for column in node_filter.order_by_fit] + [node.id]
+    order = [getattr(node, column) for column in FIT_ORDER]
     columns = [node.id, node.vanished, node.synced_at, node.created_at,
                node.updated_at] + [getattr(node, c) for c in _NODE_COLUMNS]
     size = min(first_batch or batch_size, batch_size)
@@ -462,9 +466,7 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
                for row in rows]
         if len(rows) < size:
             return
-        tail = rows[-1]
-        last = tuple(getattr(tail, column)
-                     for column in node_filter.order_by_fit) + (tail.id,)
+        last = tuple(getattr(rows[-1], column) for column in FIT_ORDER)
         size = min(size * 2, batch_size)
 
 
