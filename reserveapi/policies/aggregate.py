@@ -1,5 +1,3 @@
-from oslo_policy import policy
-
 from reserveapi.policies import base
 
 COLLECTION = '/v1/aggregates'
@@ -7,46 +5,34 @@ RESOURCE = '/v1/aggregates/{aggregate_uuid}'
 HOST = '/v1/aggregates/{aggregate_uuid}/hosts/{host}'
 
 rules = [
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:list',
-        check_str=base.ADMIN_OR_SERVICE,
-        description='List mirrored aggregates and their sync state.',
-        operations=[{'method': 'GET', 'path': COLLECTION}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:get',
-        check_str=base.ADMIN_OR_SERVICE,
-        description='Show a mirrored aggregate and its sync state.',
-        operations=[{'method': 'GET', 'path': RESOURCE}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:add_host',
-        check_str=base.ADMIN_OR_SERVICE,
-        description="Add a host to an aggregate: every resource provider "
-                    "of the host joins it in Placement.",
-        operations=[{'method': 'PUT', 'path': HOST}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:remove_host',
-        check_str=base.ADMIN_OR_SERVICE,
-        description="Remove a host from an aggregate: every resource "
-                    "provider of the host leaves it in Placement.",
-        operations=[{'method': 'DELETE', 'path': HOST}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:delete',
-        check_str=base.ADMIN_OR_SERVICE,
-        description='Delete an aggregate: every resource provider leaves '
-                    'it in Placement.',
-        operations=[{'method': 'DELETE', 'path': RESOURCE}],
-        scope_types=['project']),
-    policy.DocumentedRuleDefault(
-        name='reserveapi:aggregate:sync',
-        check_str=base.ADMIN_OR_SERVICE,
-        description='Compare Placement with a desired state of the '
-                    'aggregates and fix the differences.',
-        operations=[{'method': 'POST', 'path': COLLECTION + '/sync'}],
-        scope_types=['project']),
+    base.rule(
+        'reserveapi:aggregate:list', base.ADMIN_OR_SERVICE,
+        'List mirrored aggregates and their sync state.',
+        'GET', COLLECTION),
+    base.rule(
+        'reserveapi:aggregate:get', base.ADMIN_OR_SERVICE,
+        'Show a mirrored aggregate and its sync state.',
+        'GET', RESOURCE),
+    base.rule(
+        'reserveapi:aggregate:add_host', base.ADMIN_OR_SERVICE,
+        "Add a host to an aggregate: every resource provider "
+        "of the host joins it in Placement.",
+        'PUT', HOST),
+    base.rule(
+        'reserveapi:aggregate:remove_host', base.ADMIN_OR_SERVICE,
+        "Remove a host from an aggregate: every resource "
+        "provider of the host leaves it in Placement.",
+        'DELETE', HOST),
+    base.rule(
+        'reserveapi:aggregate:delete', base.ADMIN_OR_SERVICE,
+        'Delete an aggregate: every resource provider leaves '
+        'it in Placement.',
+        'DELETE', RESOURCE),
+    base.rule(
+        'reserveapi:aggregate:sync', base.ADMIN_OR_SERVICE,
+        'Compare Placement with a desired state of the '
+        'aggregates and fix the differences.',
+        'POST', COLLECTION + '/sync'),
 ]
 
 

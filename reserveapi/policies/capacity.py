@@ -1,14 +1,10 @@
-from oslo_policy import policy
-
 from reserveapi.policies import base
 
 rules = [
-    policy.DocumentedRuleDefault(
-        name='reserveapi:capacity:get',
-        check_str=base.ADMIN_SERVICE_OR_READER,
-        description='Show capacity per resource class.',
-        operations=[{'method': 'GET', 'path': '/v1/capacity'}],
-        scope_types=['project']),
+    base.rule(
+        'reserveapi:capacity:get', base.ADMIN_SERVICE_OR_READER,
+        'Show capacity per resource class.',
+        'GET', '/v1/capacity'),
 ]
 
 
