@@ -38,11 +38,23 @@ def reserve(instance_uuid, host, project_id, request_spec,
     Returns ``(reservation, created)``. Asking again for the same instance
     from the same host returns the reservation it already has, so that
     Nova may retry freely; from another host it is a conflict. A retry is
-    rare, so it is recognized by the unique live-instance column when the
-    claim is made (or when nothing matches, its node being taken), which
-    spares the common path a query.
+    rare, so it is only looked for when the claim fails (the unique
+    live-instance column refuses it, or nothing matches because its node
+    is taken), which spares the common path a query.
     """
     spec = spec_mod.parse_request_spec(request_spec)
+    try:
+        return _claim(instance_uuid, host, project_id, spec,
+                      candidate_nodes), True
+    except (exception.NoValidNode, exception.InstanceReserved):
+        existing = _existing_for(instance_uuid, host)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
+    """A new reservation on the best node that can still be had."""
     context = filters.MatchContext(
         project_id=project_id, exact_match=CONF.matcher.exact_match,
         candidate_nodes=(frozenset(candidate_nodes)
@@ -51,9 +63,6 @@ def reserve(instance_uuid, host, project_id, request_spec,
     candidates, python_eliminated = _best_candidates(spec, context,
                                                      node_filter)
     if not candidates:
-        existing = _existing_for(instance_uuid, host)
-        if existing is not None:
-            return existing, False
         raise exception.NoValidNode(
             reason=_explain(node_filter, python_eliminated))
 
@@ -67,17 +76,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
             LOG.debug('Node %s was taken concurrently; trying the next.',
                       node.uuid)
             continue
-        except exception.InstanceReserved:
-            existing = _existing_for(instance_uuid, host)
-            if existing is None:
-                raise
-            return existing, False
         LOG.info('Reserved node %s for instance %s on host %s',
                  node.uuid, instance_uuid, host)
-        return reservation, True
-    existing = _existing_for(instance_uuid, host)
-    if existing is not None:
-        return existing, False
+        return reservation
     raise exception.NoValidNode(
         reason='%d matching nodes were all reserved by concurrent requests; '
                'retry.' % min(len(candidates), CONF.matcher.max_attempts))
