@@ -725,6 +725,10 @@ class TestListReservations(ReservationTestCase):
         self.assertEqual(made(5), listed('?state=active'))
         self.assertEqual(made(0, 1, 2, 3, 4), listed('?state=reserved'))
         self.assertEqual([], listed('?state=expired'))
+        error = self.assertError(
+            self.request('GET', '/v1/reservations?state=deployed'), 400,
+            'reserveapi.invalid')
+        self.assertIn('reserved, active, expired', error['detail'])
 
     def test_next_link_only_when_more(self):
         response = self.request('GET', '/v1/reservations?limit=6')

@@ -117,6 +117,9 @@ class ReservationsController(rest.RestController):
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir,
             reservations.SORT_KEYS, 'created_at')
+        if state is not None and state not in reservations.STATES:
+            raise exception.Invalid(reason='state must be one of %s.'
+                                    % ', '.join(reservations.STATES))
         filters = {key: value for key, value in (
             ('host', host), ('instance_uuid', instance_uuid),
             ('node_uuid', node_uuid), ('state', state),
