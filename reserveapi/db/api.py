@@ -101,7 +101,7 @@ def _node_record(node, reservation=None):
 
 
 def _live_reservation_join():
-    return sa.and_(models.Reservation.active_node_id == models.Node.id)
+    return models.Reservation.active_node_id == models.Node.id
 
 
 def _nodes_with_reservations(session):
@@ -133,7 +133,7 @@ def sync_nodes(nodes, fingerprints, now=None):
             sa.select(models.Reservation.active_node_id).where(
                 models.Reservation.active_node_id.is_not(None))))
 
-        changed_ids = []
+        changed = []
         for uuid, node in wanted.items():
             row = existing.get(uuid)
             if row is None:
@@ -141,17 +141,15 @@ def sync_nodes(nodes, fingerprints, now=None):
             if row.fingerprint == fingerprints[uuid] and not row.vanished:
                 counts['unchanged'] += 1
                 continue
-            changed_ids.append(row.id)
+            changed.append((row.id, node))
             session.execute(
                 sa.update(models.Node).where(models.Node.id == row.id).values(
                     fingerprint=fingerprints[uuid], vanished=False,
                     synced_at=now, updated_at=now,
                     **{column: node[column] for column in _NODE_COLUMNS}))
             counts['updated'] += 1
-        _replace_children(session, changed_ids,
-                          [(existing[u].id, wanted[u]) for u in wanted
-                           if u in existing and existing[u].id in
-                           set(changed_ids)])
+        _replace_children(session, [node_id for node_id, _n in changed],
+                          changed)
 
         new = [node for uuid, node in wanted.items() if uuid not in existing]
         for chunk in _chunks(new, 1000):
@@ -212,6 +210,8 @@ def _refresh_flags(session, node_ids=None):
     Only rows whose flag is wrong are written. Computed from the same
     clauses the matcher's SQL uses, so the two cannot disagree.
     """
+    if node_ids is not None and not node_ids:
+        return
     node = models.Node
     eligible = [clause for name, clause in _eligible_clauses()
                 if name != 'reserved']
@@ -219,12 +219,8 @@ def _refresh_flags(session, node_ids=None):
         'schedulable': sa.case(
             (sa.and_(node.vanished.is_(False), *eligible), True),
             else_=False),
-        'reserved': sa.case(
-            (sa.exists().where(models.Reservation.active_node_id == node.id),
-             True), else_=False),
+        'reserved': sa.case((_has_live_reservation(), True), else_=False),
     }
-    if node_ids is not None and not node_ids:
-        return
     for column, value in flags.items():
         query = sa.update(node).where(getattr(node, column) != value)
         if node_ids is not None:
@@ -371,17 +367,20 @@ class NodeFilter:
 FIT_ORDER = ('memory_mb', 'cpus', 'local_gb', 'id')
 
 
+def _has_live_reservation():
+    return sa.exists().where(_live_reservation_join())
+
+
 def _eligible_clauses():
     """The eligibility rules, each a (criterion name, clause) pair."""
     node = models.Node
-    live = sa.exists().where(models.Reservation.active_node_id == node.id)
     return [
         ('provision_state', node.provision_state == 'available'),
         ('power_state', node.power_state.is_not(None)),
         ('maintenance', sa.not_(node.maintenance)),
         ('retired', sa.not_(node.retired)),
         ('instance_uuid', node.instance_uuid.is_(None)),
-        ('reserved', sa.not_(live)),
+        ('reserved', sa.not_(_has_live_reservation())),
     ]
 
 
