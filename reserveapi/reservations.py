@@ -188,17 +188,22 @@ def get(uuid):
 
 def list_reservations(filters=None, limit=None, marker=None,
                       sort_key='created_at', sort_dir='asc'):
+    state = (filters or {}).get('state')
+    if state is not None and state not in STATES:
+        raise exception.Invalid(reason='state must be one of %s.'
+                                % ', '.join(STATES))
     return db_api.list_reservations(filters, limit, marker, sort_key,
                                     sort_dir)
 
 
-def update(uuid, changes):
-    """Apply ``{'host': ..., 'state': ...}`` changes to a live reservation.
+def update(current, changes):
+    """Apply ``{'host': ..., 'state': ...}`` changes to the reservation
+    ``current`` as it was read; a concurrent change makes this a 409.
 
     A new host takes the reservation over (its compute host died); the
     only state change is ``reserved`` → ``active`` once deployed.
     """
-    current = db_api.get_reservation(uuid)
+    uuid = current.uuid
     if current.state == EXPIRED:
         raise exception.InvalidStateTransition(
             'Reservation %s has expired and can no longer change; reserve '

@@ -26,7 +26,6 @@ class MicroversionHook(hooks.PecanHook):
     """Parses OpenStack-API-Version and echoes it on the response."""
 
     def before(self, state):
-        state.request.version = None
         state.request.version = microversion.from_headers(
             state.request.headers)
 

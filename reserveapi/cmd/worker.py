@@ -45,9 +45,18 @@ def jobs(conf):
 
 
 def run_once(enabled):
+    """Run every job once; a failing job does not keep the others from
+    running. Returns 1 if any failed, for cron.
+    """
+    failed = False
     for name, _interval, job in enabled:
         LOG.info('Running %s', name)
-        job()
+        try:
+            job()
+        except Exception:
+            LOG.exception('Job %s failed', name)
+            failed = True
+    return 1 if failed else 0
 
 
 def run_forever(enabled):
@@ -65,12 +74,8 @@ def main(argv=None):
     cfg.CONF.register_cli_opts(CLI_OPTS)
     conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
     enabled = jobs(conf)
-    if not enabled:
-        LOG.warning('No job is enabled; nothing to do.')
-        return 0
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
     if conf.once:
-        run_once(enabled)
-    else:
-        run_forever(enabled)
+        return run_once(enabled)
+    run_forever(enabled)
     return 0

@@ -705,7 +705,8 @@ def expire_reservations(older_than):
 # Capacity ------------------------------------------------------------------
 
 def capacity(host=None):
-    """Per resource class: total, available, reserved, and sizes."""
+    """Per resource class: total, available, reserved, and summed sizes,
+    as ints (SUM gives NULL or a Decimal on some backends)."""
     node = models.Node
     reservation = models.Reservation
     eligible = sa.and_(reservation.id.is_(None), *[
@@ -731,7 +732,9 @@ def capacity(host=None):
              # Nodes without a resource class last, on every backend.
              .order_by(node.resource_class.is_(None), node.resource_class))
     with _reader() as session:
-        return [dict(row._mapping) for row in session.execute(query)]
+        return [{key: value if key == 'resource_class' else int(value or 0)
+                 for key, value in row._mapping.items()}
+                for row in session.execute(query)]
 
 
 # Aggregate mirror ----------------------------------------------------------

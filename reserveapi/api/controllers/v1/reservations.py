@@ -117,9 +117,6 @@ class ReservationsController(rest.RestController):
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir,
             reservations.SORT_KEYS, 'created_at')
-        if state is not None and state not in reservations.STATES:
-            raise exception.Invalid(reason='state must be one of %s.'
-                                    % ', '.join(reservations.STATES))
         filters = {key: value for key, value in (
             ('host', host), ('instance_uuid', instance_uuid),
             ('node_uuid', node_uuid), ('state', state),
@@ -161,7 +158,7 @@ class ReservationsController(rest.RestController):
         except ValueError:
             raise exception.Invalid(reason='the body is not valid JSON.')
         changes = _new_values(current, _changes(patch))
-        return render(reservations.update(uuid, changes))
+        return render(reservations.update(current, changes))
 
     @expose.expose(status=204)
     def delete(self, uuid):

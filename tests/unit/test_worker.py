@@ -1,0 +1,25 @@
+"""reserveapi-worker --once: every job runs, a failure is reported."""
+
+from oslotest import base
+
+from reserveapi.cmd import worker
+
+
+class TestRunOnce(base.BaseTestCase):
+
+    def test_a_failing_job_does_not_stop_the_others(self):
+        ran = []
+
+        def broken():
+            ran.append('broken')
+            raise RuntimeError('inventory file is gone')
+
+        jobs = [('broken', 1, broken), ('fine', 1, lambda: ran.append('fine'))]
+        self.assertEqual(1, worker.run_once(jobs))
+        self.assertEqual(['broken', 'fine'], ran)
+
+    def test_all_good(self):
+        ran = []
+        self.assertEqual(0, worker.run_once(
+            [('fine', 1, lambda: ran.append('fine'))]))
+        self.assertEqual(['fine'], ran)
