@@ -205,7 +205,9 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
     ``aggregates`` is a full desired state (``[{"uuid", "hosts"}]``,
     e.g. Nova's): aggregates we own that it does not name have no hosts.
     None compares the state recorded in our database. ``inline`` bounds
-    each Placement call by ``[mirror] inline_timeout``, for the API.
+    all the Placement and Nova calls together by ``[mirror]
+    inline_timeout``, for the API: what is not fixed by then stays pending
+    for the worker.
     """
     table = db_api.list_mirror_aggregates()
     desired = (_recorded_state(table) if aggregates is None
@@ -214,10 +216,11 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
-    timeout = (CONF.mirror.inline_timeout or None) if inline else None
-    differences = _compare(comparison, host_resolver, timeout)
+    deadline = placement.deadline_for(
+        (CONF.mirror.inline_timeout or None) if inline else None)
+    differences = _compare(comparison, host_resolver, deadline)
     if not dry_run:
-        _fix(comparison, differences, prune, host_resolver, timeout)
+        _fix(comparison, differences, prune, host_resolver, deadline)
         _forget_deleted(comparison, differences)
     differences.sort(key=lambda item: (
         item.aggregate_uuid, item.host or '', item.provider_uuid or '',
@@ -241,12 +244,12 @@ def reconcile():
     return report
 
 
-def _compare(comparison, host_resolver, timeout):
+def _compare(comparison, host_resolver, deadline):
     client = host_resolver.placement
     differences = []
     try:
-        providers = host_resolver.providers_for_hosts(comparison.hosts,
-                                                      timeout=timeout)
+        providers = host_resolver.providers_for_hosts(
+            comparison.hosts, timeout=placement.time_left(deadline))
     except placement.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
@@ -265,7 +268,7 @@ def _compare(comparison, host_resolver, timeout):
             known.add(rp_uuid)
             try:
                 current, _generation = client.get_aggregates(
-                    rp_uuid, timeout=timeout)
+                    rp_uuid, timeout=placement.time_left(deadline))
             except placement.ProviderGone:
                 continue
             except placement.PeerError as exc:
@@ -283,8 +286,8 @@ def _compare(comparison, host_resolver, timeout):
                     (current & comparison.owned) - wanted))
     for aggregate_uuid in sorted(comparison.owned):
         try:
-            members = client.aggregate_providers(aggregate_uuid,
-                                                 timeout=timeout)
+            members = client.aggregate_providers(
+                aggregate_uuid, timeout=placement.time_left(deadline))
         except placement.PeerError as exc:
             differences.append(Difference(aggregate_uuid, None, None,
                                           UNVERIFIED, detail=exc.detail))
@@ -294,7 +297,7 @@ def _compare(comparison, host_resolver, timeout):
     return differences
 
 
-def _fix(comparison, differences, prune, host_resolver, timeout):
+def _fix(comparison, differences, prune, host_resolver, deadline):
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
         db_api.record_mirror_aggregates(sorted(comparison.desired.hosts))
@@ -305,7 +308,7 @@ def _fix(comparison, differences, prune, host_resolver, timeout):
             by_host[(item.aggregate_uuid, item.host)].append(item)
         elif item.provider_uuid is not None:
             _remove_stray(comparison, item, prune, host_resolver.placement,
-                          timeout)
+                          deadline)
     for (aggregate_uuid, host), items in sorted(by_host.items()):
         member = comparison.member(aggregate_uuid, host)
         if not (member or prune
@@ -323,22 +326,21 @@ def _fix(comparison, differences, prune, host_resolver, timeout):
         if record is None:
             action, detail = PENDING, BUSY
         else:
-            detail = state.apply(record, claimed_by, host_resolver,
-                                 placement.deadline_for(timeout))
+            detail = state.apply(record, claimed_by, host_resolver, deadline)
             action = ((ADDED if member else REMOVED) if detail is None
                       else PENDING)
         for item in items:
             item.action, item.detail = action, detail
 
 
-def _remove_stray(comparison, item, prune, client, timeout):
+def _remove_stray(comparison, item, prune, client, deadline):
     """A provider of no host we know: no row to go through."""
     if not (prune or item.aggregate_uuid in comparison.deleted):
         item.action = KEPT
         return
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
-                                timeout=timeout)
+                                timeout=placement.time_left(deadline))
     except placement.ProviderGone:
         pass
     except placement.PeerError as exc:
