@@ -974,11 +974,8 @@ def claim_mirror_host(host_id, version, claimed_by, claimed_until,
         ).rowcount
         if not claimed:
             return None
-        row, uuid = session.execute(
-            sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
-            .join(models.MirrorAggregate)
-            .where(host.id == host_id)).one()
-        return _mirror_host_record(row, uuid)
+        (record,) = _claimed_mirror_hosts(session, claimed_by, [host_id])
+        return record
 
 
 @_retry_on_deadlock
