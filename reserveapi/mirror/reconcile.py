@@ -218,9 +218,10 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
     host_resolver = state.resolver(inline=inline)
     deadline = placement.deadline_for(
         (CONF.mirror.inline_timeout or None) if inline else None)
-    differences = _compare(comparison, host_resolver, deadline)
+    differences, providers = _compare(comparison, host_resolver, deadline)
     if not dry_run:
-        _fix(comparison, differences, prune, host_resolver, deadline)
+        _fix(comparison, differences, prune, host_resolver, deadline,
+             providers)
         _forget_deleted(comparison, differences)
     differences.sort(key=lambda item: (
         item.aggregate_uuid, item.host or '', item.provider_uuid or '',
@@ -245,6 +246,9 @@ def reconcile():
 
 
 def _compare(comparison, host_resolver, deadline):
+    """``(differences, {host: providers})``; the providers are empty when
+    they could not be resolved.
+    """
     client = host_resolver.placement
     differences = []
     try:
@@ -254,7 +258,7 @@ def _compare(comparison, host_resolver, deadline):
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
                 for host in comparison.hosts
-                for aggregate_uuid in comparison.concerning(host)]
+                for aggregate_uuid in comparison.concerning(host)], {}
     known = set()
     for host in comparison.hosts:
         wanted = comparison.wanted[host]
@@ -294,10 +298,11 @@ def _compare(comparison, host_resolver, deadline):
             continue
         differences.extend(Difference(aggregate_uuid, None, rp_uuid, EXTRA)
                            for rp_uuid in sorted(members - known))
-    return differences
+    return differences, providers
 
 
-def _fix(comparison, differences, prune, host_resolver, deadline):
+def _fix(comparison, differences, prune, host_resolver, deadline,
+         providers):
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
         db_api.record_mirror_aggregates(sorted(comparison.desired.hosts))
@@ -326,7 +331,8 @@ def _fix(comparison, differences, prune, host_resolver, deadline):
         if record is None:
             action, detail = PENDING, BUSY
         else:
-            detail = state.apply(record, claimed_by, host_resolver, deadline)
+            detail = state.apply(record, claimed_by, host_resolver, deadline,
+                                 providers=providers.get(host) or None)
             action = ((ADDED if member else REMOVED) if detail is None
                       else PENDING)
         for item in items:

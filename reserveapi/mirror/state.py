@@ -135,15 +135,18 @@ def _remove_from_every_provider(aggregate_uuid, deadline):
                     {'aggregate': aggregate_uuid, 'error': exc})
 
 
-def apply(record, claimed_by, host_resolver, deadline=None):
+def apply(record, claimed_by, host_resolver, deadline=None,
+          providers=None):
     """Make Placement agree with one claimed row; record the outcome.
 
-    Returns None once the row is synced, else why it is still pending
-    (the worker retries it).
+    ``providers``, the host's providers when the caller resolved many
+    hosts at once, spares a lookup (with Nova, a hypervisor listing) per
+    row. Returns None once the row is synced, else why it is still
+    pending (the worker retries it).
     """
     try:
         _converge(host_resolver, record.aggregate_uuid, record.host,
-                  record.member, deadline)
+                  record.member, deadline, providers)
     except (placement.PeerError, HostHasNoProvider) as exc:
         LOG.warning('Host %(host)s %(action)s aggregate %(aggregate)s is '
                     'pending (attempt %(attempt)d): %(error)s',
@@ -167,10 +170,11 @@ def backoff(attempts):
         CONF.mirror.backoff_max))
 
 
-def _converge(host_resolver, aggregate_uuid, host, member, deadline):
+def _converge(host_resolver, aggregate_uuid, host, member, deadline,
+              providers=None):
     try:
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
-                               deadline)
+                               deadline, providers)
     except placement.ProviderGone:
         # The host's providers changed under us: resolve it again, once.
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
@@ -178,9 +182,10 @@ def _converge(host_resolver, aggregate_uuid, host, member, deadline):
 
 
 def _change_every_provider(host_resolver, aggregate_uuid, host, member,
-                           deadline):
-    providers = host_resolver.providers_for_host(
-        host, timeout=placement.time_left(deadline))
+                           deadline, providers=None):
+    if providers is None:
+        providers = host_resolver.providers_for_host(
+            host, timeout=placement.time_left(deadline))
     if member and not providers:
         raise HostHasNoProvider(host=host)
     client = host_resolver.placement
@@ -201,10 +206,12 @@ def retry_pending():
         claimed_by, claimed_until = new_claim()
         batch = db_api.claim_mirror_hosts(claimed_by, claimed_until,
                                           RETRY_BATCH)
+        providers = _resolve_hosts({record.host for record in batch})
         for record in batch:
             if timeutils.utcnow() >= claimed_until:
                 break
-            if apply(record, claimed_by, resolver()) is None:
+            if apply(record, claimed_by, resolver(),
+                     providers=providers.get(record.host)) is None:
                 synced += 1
             else:
                 still_pending += 1
@@ -214,6 +221,18 @@ def retry_pending():
                          '%(pending)d still pending.',
                          {'synced': synced, 'pending': still_pending})
             return synced, still_pending
+
+
+def _resolve_hosts(hosts):
+    """Providers of many hosts with one Nova listing; ``{}`` when a peer
+    fails, and each row then resolves (and records the failure) itself.
+    """
+    if not hosts:
+        return {}
+    try:
+        return resolver().providers_for_hosts(sorted(hosts))
+    except placement.PeerError:
+        return {}
 
 
 def get_aggregate(aggregate_uuid):
