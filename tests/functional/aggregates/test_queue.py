@@ -4,6 +4,7 @@ across workers and API processes.
 
 import datetime
 import threading
+import time
 
 from oslo_utils import timeutils
 
@@ -153,6 +154,10 @@ class _ConcurrentClaims:
             claimed[name] = []
             while batch := self.claim(name, limit=3):
                 claimed[name].extend(batch)
+                # Work on the batch, as a real worker would; without
+                # this one thread may drain every row before the others
+                # are scheduled, and the split below would be luck.
+                time.sleep(0.01)
 
         threads = [threading.Thread(target=work, args=('worker-%d' % n,))
                    for n in range(workers)]
