@@ -7,6 +7,16 @@ from keystoneauth1 import loading as ks_loading
 VALID_INTERFACES = ['internal', 'public']
 
 
+def _session_opts(timeout):
+    """Session options; ``timeout`` (seconds) replaces ksa's "wait forever"."""
+    opts = copy.deepcopy(ks_loading.get_session_conf_options())
+    if timeout is not None:
+        for opt in opts:
+            if opt.dest == 'timeout':
+                opt.default = timeout
+    return opts
+
+
 def _adapter_opts(service_type):
     """Adapter options with our defaults built in.
 
@@ -22,15 +32,15 @@ def _adapter_opts(service_type):
     return opts
 
 
-def register_opts(conf, group, service_type):
-    ks_loading.register_session_conf_options(conf, group)
+def register_opts(conf, group, service_type, timeout=None):
+    conf.register_opts(_session_opts(timeout), group=group)
     ks_loading.register_auth_conf_options(conf, group)
     conf.register_opts(_adapter_opts(service_type), group=group)
 
 
-def list_opts(group, service_type):
+def list_opts(group, service_type, timeout=None):
     """Options for the config generator."""
-    return (ks_loading.get_session_conf_options()
+    return (_session_opts(timeout)
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password')
             + _adapter_opts(service_type))

@@ -4,13 +4,14 @@ from reserveapi.conf import api
 from reserveapi.conf import database
 from reserveapi.conf import default
 from reserveapi.conf import inventory
+from reserveapi.conf import ironic
 from reserveapi.conf import matcher
 from reserveapi.conf import mirror
 from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, database, inventory, matcher, mirror, nova,
+MODULES = (default, api, database, inventory, ironic, matcher, mirror, nova,
            placement, reservations)
 
 
