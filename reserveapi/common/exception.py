@@ -114,3 +114,17 @@ class ServiceUnavailable(ReserveapiException):
     status = 503
     code = 'reserveapi.service_unavailable'
     msg_fmt = '%(reason)s'
+
+
+class InstanceDeployed(Conflict):
+    code = 'reserveapi.instance_deployed'
+    msg_fmt = ('Instance %(instance_uuid)s is already on Ironic node '
+               '%(node)s (%(state)s).')
+
+
+class IronicUnavailable(ReserveapiException):
+    """Ironic could not be asked; nothing was changed on our side."""
+
+    status = 503
+    code = 'reserveapi.ironic_unavailable'
+    msg_fmt = 'Ironic is unavailable: %(reason)s'

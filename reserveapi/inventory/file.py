@@ -24,7 +24,7 @@ MAX_SIZE = 2 ** 31 - 1
 _SIZES = ('memory_mb', 'cpus', 'local_gb')
 _FLAGS = ('maintenance', 'retired')
 _TEXTS = ('name', 'provision_state', 'power_state', 'conductor_group',
-          'owner', 'lessee')
+          'shard', 'owner', 'lessee')
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 
 
@@ -43,7 +43,7 @@ def load(path):
     ``local_gb`` (ints), ``cpu_arch`` (canonical), ``capabilities`` (a
     dict), ``traits`` (a sorted list), ``provision_state``,
     ``power_state``, ``maintenance``, ``retired``, ``instance_uuid``,
-    ``conductor_group``, ``owner`` and ``lessee``.
+    ``conductor_group``, ``shard``, ``owner`` and ``lessee``.
     Raises ``Invalid`` naming the entry and the field when the document
     cannot be used as a whole; ``OSError`` when it cannot be read.
     PyYAML builds a whole node graph first, so at 100,000 nodes JSON loads
@@ -57,7 +57,7 @@ def load(path):
     first_seen = {}
     for index, entry in enumerate(entries):
         try:
-            node = _normalize(entry)
+            node = normalize(entry)
             _check_unique(node, index, first_seen)
         except _FieldError as error:
             raise _invalid(path, '%s: %s' % (_label(index, entry), error))
@@ -116,7 +116,13 @@ def _shorten(text, limit=64):
     return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
-def _normalize(entry):
+def normalize(entry):
+    """One node of Ironic's shape as the flat dict :func:`load` returns.
+
+    The Ironic source normalizes each node it lists with this too, so both
+    sources store exactly the same thing. A ``ValueError`` names the field
+    that cannot be used.
+    """
     if not isinstance(entry, dict):
         raise _FieldError('entry', 'must be an object, not %r' % (entry,))
     properties = entry.get('properties')

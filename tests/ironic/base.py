@@ -12,8 +12,10 @@
 
 """The base of tests that use this process's real Ironic."""
 
+from oslo_config import fixture as config_fixture
 from oslotest import base
 
+from reserveapi import conf
 from tests.fixtures import ironic as ironic_fixture
 
 
@@ -25,3 +27,16 @@ class IronicTestCase(base.BaseTestCase):
         self.ironic = ironic_fixture.shared_ironic()
         self.ironic.reset()
         self.ironic.attach_log_on_failure(self)
+
+
+class IronicSourceTestCase(IronicTestCase):
+    """With reserveapi's configuration pointing at the shared Ironic."""
+
+    def setUp(self):
+        super().setUp()
+        self.config = self.useFixture(
+            config_fixture.Config(conf.CONF)).config
+        conf.CONF([], project='reserveapi', default_config_files=[])
+        self.config(source='ironic', group='inventory')
+        self.config(auth_type='none', endpoint_override=self.ironic.endpoint,
+                    group='ironic')

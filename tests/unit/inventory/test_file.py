@@ -40,6 +40,7 @@ def ironic_node(**changes):
         'retired': False,
         'instance_uuid': None,
         'conductor_group': 'rack-a',
+        'shard': None,
         'owner': None,
         'lessee': None,
         'links': [{'href': 'http://ironic/v1/nodes/' + NODE_UUID,
@@ -69,6 +70,7 @@ EXPECTED = {
     'retired': False,
     'instance_uuid': None,
     'conductor_group': 'rack-a',
+    'shard': None,
     'owner': None,
     'lessee': None,
 }
@@ -221,20 +223,29 @@ class NormalizeTestCase(InventoryFileTestCase):
         self.assertIs(False, node['maintenance'])
         self.assertIs(True, node['retired'])
 
-    def test_ownership_and_group(self):
+    def test_ownership_and_partition(self):
         node = self.load_one(ironic_node(owner=PROJECT, lessee='other',
-                                         conductor_group='rack-b'))
-        self.assertEqual((PROJECT, 'other', 'rack-b'),
+                                         conductor_group='rack-b',
+                                         shard='shard-1'))
+        self.assertEqual((PROJECT, 'other', 'rack-b', 'shard-1'),
                          (node['owner'], node['lessee'],
-                          node['conductor_group']))
+                          node['conductor_group'], node['shard']))
+
+    def test_normalize_one_node_names_the_bad_field(self):
+        self.assertEqual(EXPECTED, inventory_file.normalize(ironic_node()))
+        error = self.assertRaises(
+            ValueError, inventory_file.normalize,
+            with_properties(memory_mb='lots'))
+        self.assertEqual("properties.memory_mb: is not a whole number: "
+                         "'lots'", str(error))
 
     def test_empty_strings_are_unset(self):
         # Ironic's default conductor group is the empty string.
         node = self.load_one(ironic_node(conductor_group='', owner='',
-                                         instance_uuid=''))
-        self.assertEqual((None, None, None),
+                                         instance_uuid='', shard=''))
+        self.assertEqual((None, None, None, None),
                          (node['conductor_group'], node['owner'],
-                          node['instance_uuid']))
+                          node['instance_uuid'], node['shard']))
 
     def test_longest_values_accepted(self):
         node = self.load_one(ironic_node(

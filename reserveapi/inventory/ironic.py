@@ -1,0 +1,487 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Ironic as the node inventory, on python-ironicclient.
+
+Reading: a full pass lists every node in pages with only the fields
+matching needs (Ironic refuses timestamps in ``fields``); an incremental
+pass reads ``detail`` pages newest first, by ``updated_at`` and then by
+``created_at`` (a node created through the API has no ``updated_at``
+until its first change), and stops at the first node older than the
+caller's watermark. Every node is normalized by the file source's rules,
+so both sources store exactly the same thing.
+
+Claiming: one PATCH sets the node's ``instance_uuid`` and writes
+``instance_info`` as Nova's Ironic driver does; Ironic's answer says
+whether the node is still usable, so the hot path needs no GET.
+"""
+
+import dataclasses
+import datetime
+import json
+import logging
+import threading
+import time
+
+from ironicclient import exc as ironic_exc
+from ironicclient.v1 import client as ironic_client
+from keystoneauth1 import exceptions as ksa_exc
+from keystoneauth1 import loading as ks_loading
+from oslo_log import log
+from oslo_utils import timeutils
+
+from reserveapi.common import exception
+from reserveapi.conf import ironic as ironic_conf
+from reserveapi.inventory import file as file_source
+
+LOG = log.getLogger(__name__)
+
+NAME = 'ironic'
+
+API_VERSION = '1.82'
+"""The microversion of every request: the first that knows ``shard``.
+It also has all else we read: ``traits`` in ``fields`` (1.37), ``owner``
+(1.50), ``retired`` (1.61), ``lessee`` (1.65)."""
+
+FIELDS = ('uuid', 'name', 'resource_class', 'properties', 'traits',
+          'provision_state', 'power_state', 'maintenance', 'retired',
+          'instance_uuid', 'conductor_group', 'shard', 'owner', 'lessee')
+"""What the inventory keeps of a node (``fields=allocation_uuid`` would
+even be a 500 in Ironic 39)."""
+
+AVAILABLE = 'available'
+UNDEPLOYED_STATES = frozenset(('available', 'manageable', 'enroll'))
+"""Stable states in which an ``instance_uuid`` is only a claim: nothing
+was deployed, so clearing it takes nothing from anyone."""
+
+FIRST_CHANGES_PAGE = 50
+"""An incremental pass starts with a page this small (a quiet cloud
+has nothing newer) and doubles it while every node is new."""
+
+_SORTED_BY = ('updated_at', 'created_at')
+
+
+class NodeTaken(Exception):
+    """Ironic says the node cannot be ours now; try another one."""
+
+
+@dataclasses.dataclass
+class Page:
+    """Nodes read in one request, as the file source normalizes them.
+
+    ``skipped``: UUIDs Ironic listed that cannot be normalized (logged;
+    their last good state is kept). ``read_at``: our clock just before the
+    request, so that only marks older than the read are cleared.
+    ``newest``: Ironic's newest ``updated_at``/``created_at`` among the
+    nodes (``detail`` pages only), naive UTC.
+    """
+
+    nodes: list
+    skipped: list
+    read_at: datetime.datetime
+    newest: datetime.datetime | None = None
+
+
+class _QuietRetryLog(logging.Filter):
+    """python-ironicclient logs every failed attempt at ERROR, a 409 of a
+    node taken meanwhile included; we report what matters ourselves."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith(
+            'Error contacting Ironic server')
+
+
+logging.getLogger('ironicclient.common.http').addFilter(_QuietRetryLog())
+
+
+def instance_info(request_spec):
+    """``instance_info`` fields exactly as Nova's patcher writes them.
+
+    ``capabilities``: the flavor's ``capabilities:*`` extra specs, prefix
+    stripped, JSON-encoded; ``traits``: the flavor's required traits (any
+    ``trait`` group), then the image's ``traits_required``. A field is
+    only written when not empty.
+    """
+    extra_specs = request_spec.get('extra_specs') or {}
+    capabilities = {}
+    traits = []
+    for key, value in extra_specs.items():
+        prefix, colon, name = key.partition(':')
+        if not colon:
+            continue
+        if prefix == 'capabilities':
+            capabilities[name] = value
+        elif prefix.startswith('trait') and value == 'required':
+            traits.append(name)
+    traits.extend(_image_traits(request_spec.get('image') or {}))
+    info = {}
+    if capabilities:
+        info['capabilities'] = json.dumps(capabilities)
+    if traits:
+        info['traits'] = traits
+    return info
+
+
+def _image_traits(image):
+    """Nova's ``traits_required``: from the list, or Glance's
+    ``trait:T=required`` properties it is made of."""
+    properties = image.get('properties') or {}
+    if 'traits_required' in properties:
+        return list(properties['traits_required'] or ())
+    return [key[len('trait:'):] for key, value in properties.items()
+            if key.startswith('trait:') and value == 'required']
+
+
+def _utc(value):
+    """Ironic's ISO 8601 timestamp as a naive UTC datetime, or None."""
+    if not value:
+        return None
+    return timeutils.normalize_time(datetime.datetime.fromisoformat(value))
+
+
+def _describe(error):
+    """One line on why Ironic could not be asked."""
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+def _is_node_locked(error):
+    # Ironic names no error code; its messages are stable.
+    return 'is locked by host' in str(error)
+
+
+def _is_claimed_elsewhere(error):
+    # Ironic: "Instance X is already associated with a node, it cannot be
+    # associated with this other node Y" (instance_uuid is unique).
+    return 'is already associated with a node' in str(error)
+
+
+def _unavailable(error):
+    return exception.IronicUnavailable(reason=_describe(error))
+
+
+_NODE_ANSWERS = (ironic_exc.Conflict, ironic_exc.NotFound,
+                 ironic_exc.BadRequest)
+"""Ironic's refusals about one node: the node is not to be had."""
+
+_FAILURES = (ironic_exc.ClientException, ksa_exc.ClientException)
+"""Anything else python-ironicclient or keystoneauth1 raise: Ironic (or
+the catalog, or Keystone) could not be asked."""
+
+
+class IronicSource:
+    """One Ironic, as the inventory; share one per process.
+
+    ``conf`` holds the ``[ironic]`` and ``[inventory]`` options. The clients
+    are built on first use, so a process starts while Ironic (or the
+    catalog) is down.
+    """
+
+    name = NAME
+
+    def __init__(self, conf):
+        self.conf = conf
+        self._lock = threading.Lock()
+        self._clients = {}
+
+    # Clients
+
+    def _client(self, for_sync=False):
+        """The sync's client retries as ``api_max_retries`` says; the
+        reservations' never does (a claim classifies a 409 itself, and an
+        outage must fail a request at once).
+        """
+        with self._lock:
+            client = self._clients.get(for_sync)
+            if client is None:
+                client = self._clients[for_sync] = self._build(for_sync)
+            return client
+
+    def _build(self, for_sync):
+        group = ironic_conf.GROUP
+        settings = self.conf[group]
+        try:
+            auth = ks_loading.load_auth_from_conf_options(self.conf, group)
+            session = ks_loading.load_session_from_conf_options(
+                self.conf, group, auth=auth)
+            adapter = ks_loading.load_adapter_from_conf_options(
+                self.conf, group, session=session, auth=auth)
+            endpoint = adapter.get_endpoint()
+            if not endpoint:
+                raise exception.IronicUnavailable(
+                    reason='no %s endpoint in the catalog and no [%s] '
+                           'endpoint_override' % (settings.service_type,
+                                                  group))
+            return ironic_client.Client(
+                endpoint_override=endpoint, session=session,
+                os_ironic_api_version=API_VERSION,
+                max_retries=settings.api_max_retries if for_sync else 0,
+                retry_interval=settings.api_retry_interval,
+                interface=adapter.interface,
+                region_name=settings.region_name)
+        except _FAILURES as error:
+            raise _unavailable(error)
+
+    @property
+    def location(self):
+        """Where the nodes come from: Ironic's endpoint, once known."""
+        client = self._clients.get(True) or self._clients.get(False)
+        if client is not None:
+            return client.http_client.endpoint_trimmed
+        return self.conf.ironic.endpoint_override
+
+    def _list(self, **params):
+        """One page of ``GET /v1/nodes``, limited to our partition."""
+        settings = self.conf.ironic
+        if settings.conductor_group is not None:
+            params['conductor_group'] = settings.conductor_group
+        if settings.shard is not None:
+            params['shards'] = [settings.shard]
+        try:
+            return self._client(for_sync=True).node.list(**params)
+        except _FAILURES as error:
+            raise _unavailable(error)
+
+    # Reading
+
+    def full_pages(self):
+        """Every node of our partition, a page at a time, in Ironic's id
+        order (stable while nodes come and go)."""
+        size = self.conf.ironic.page_size
+        marker = None
+        while True:
+            read_at = timeutils.utcnow()
+            listed = self._list(fields=list(FIELDS), limit=size,
+                                marker=marker)
+            yield _page(listed, read_at)
+            if len(listed) < size:
+                return
+            marker = listed[-1].uuid
+
+    def newest_change(self):
+        """Ironic's newest ``updated_at`` or ``created_at`` now (naive UTC,
+        Ironic's clock), or None for an empty Ironic: the watermark of a
+        full pass that starts now.
+        """
+        newest = None
+        for sort_key in _SORTED_BY:
+            for node in self._list(detail=True, sort_key=sort_key,
+                                   sort_dir='desc',
+                                   limit=FIRST_CHANGES_PAGE):
+                stamp = _utc(getattr(node, sort_key, None))
+                if stamp is not None:
+                    newest = max(newest or stamp, stamp)
+                    break
+        return newest
+
+    def changed_pages(self, since):
+        """Nodes changed or created at or after ``since`` (naive UTC,
+        Ironic's clock), newest first: by ``updated_at``, then by
+        ``created_at`` for nodes never updated. A node may come twice.
+        """
+        for sort_key in _SORTED_BY:
+            yield from self._changed_by(sort_key, since)
+
+    def _changed_by(self, sort_key, since):
+        size = min(FIRST_CHANGES_PAGE, self.conf.ironic.page_size)
+        marker = None
+        while True:
+            read_at = timeutils.utcnow()
+            listed = self._list(detail=True, sort_key=sort_key,
+                                sort_dir='desc', limit=size, marker=marker)
+            fresh = []
+            older_seen = False
+            for node in listed:
+                stamp = _utc(getattr(node, sort_key, None))
+                if stamp is None:
+                    continue  # never updated: the created_at pass has it
+                if stamp < since:
+                    older_seen = True
+                    break
+                fresh.append(node)
+            yield _page(fresh, read_at)
+            if older_seen or len(listed) < size:
+                return
+            marker = listed[-1].uuid
+            size = min(size * 2, self.conf.ironic.page_size)
+
+    def get_node(self, node_uuid):
+        """One node re-read, as a one-node page; an empty page if Ironic
+        no longer has it."""
+        read_at = timeutils.utcnow()
+        try:
+            node = self._client(for_sync=True).node.get(
+                node_uuid, fields=list(FIELDS))
+        except ironic_exc.NotFound:
+            return Page([], [], read_at)
+        except _FAILURES as error:
+            raise _unavailable(error)
+        return _page([node], read_at)
+
+    # Claiming
+
+    def claim(self, node_uuid, instance_uuid, info):
+        """Claim the node for ``instance_uuid``; return it, normalized.
+
+        ``info`` is :func:`instance_info`. The caller holds the instance's
+        only live reservation, on this node: a claim of the instance left
+        on another node in Ironic (a claim whose answer was lost) is
+        stale, and cleared unless something was deployed there.
+
+        Raises :class:`NodeTaken` when Ironic refuses (another instance, a
+        state transition, a node gone) or answers with a node that is not
+        usable (its claim is undone first); ``InstanceDeployed`` when the
+        instance is deployed on another node; ``IronicUnavailable`` when
+        Ironic cannot be asked: the claim may then have landed, and the
+        caller must see it undone.
+        """
+        patch = [{'op': 'add', 'path': '/instance_uuid',
+                  'value': instance_uuid}]
+        patch.extend({'op': 'add', 'path': '/instance_info/%s' % key,
+                      'value': value} for key, value in sorted(info.items()))
+        try:
+            try:
+                answer = self._patch(node_uuid, patch)
+            except ironic_exc.Conflict as error:
+                if not _is_claimed_elsewhere(error):
+                    raise
+                self._clear_stale_claim(instance_uuid)
+                answer = self._patch(node_uuid, patch)
+        except _NODE_ANSWERS as error:
+            raise NodeTaken(_describe(error))
+        try:
+            node = file_source.normalize(_node_dict(answer))
+        except ValueError as error:
+            node, problem = None, 'cannot be used: %s' % error
+        else:
+            problem = _unusable(node, instance_uuid)
+        if problem is not None:
+            if node is None or node['instance_uuid'] == instance_uuid:
+                self._unclaim(node_uuid)
+            raise NodeTaken(problem)
+        return node
+
+    def _clear_stale_claim(self, instance_uuid):
+        try:
+            node = self._client().node.get_by_instance_uuid(
+                instance_uuid, fields=['uuid', 'provision_state'])
+        except ironic_exc.NotFound:
+            return  # cleared meanwhile: the retried claim will tell
+        except _FAILURES as error:
+            raise _unavailable(error)
+        if node.provision_state not in UNDEPLOYED_STATES:
+            raise exception.InstanceDeployed(instance_uuid=instance_uuid,
+                                             node=node.uuid,
+                                             state=node.provision_state)
+        LOG.warning('Clearing a stale claim of instance %s on Ironic node '
+                    '%s, which it does not hold here.', instance_uuid,
+                    node.uuid)
+        self._unclaim(node.uuid)
+
+    def _unclaim(self, node_uuid):
+        try:
+            self._patch(node_uuid, _CLEAR_CLAIM)
+        except _NODE_ANSWERS as error:
+            LOG.warning('Could not undo our claim of node %s in Ironic: %s',
+                        node_uuid, _describe(error))
+
+    def release(self, node_uuid, instance_uuid):
+        """Clear the node's claim in Ironic if it is still
+        ``instance_uuid``'s and nothing was deployed; say what was done.
+
+        Ironic has no conditional PATCH, hence the GET. A teardown clears
+        the claim itself and refuses PATCHes while cleaning; a node no
+        longer in Ironic has nothing to clear.
+        """
+        try:
+            node = self._client().node.get(
+                node_uuid, fields=['uuid', 'instance_uuid',
+                                   'provision_state'])
+        except ironic_exc.NotFound:
+            return 'node gone from Ironic'
+        except _FAILURES as error:
+            raise _unavailable(error)
+        if node.instance_uuid != instance_uuid:
+            return 'claim already cleared'
+        if node.provision_state not in UNDEPLOYED_STATES:
+            return 'left to the teardown (%s)' % node.provision_state
+        try:
+            self._patch(node_uuid, _CLEAR_CLAIM)
+        except _NODE_ANSWERS as error:
+            return 'not cleared: %s' % _describe(error)
+        return 'claim cleared'
+
+    def _patch(self, node_uuid, patch):
+        """PATCH, retrying a NodeLocked 409 with a short doubling wait;
+        node-level refusals propagate, anything else is unavailability.
+        """
+        settings = self.conf.ironic
+        delay = settings.node_locked_retry_interval
+        for attempt in range(settings.node_locked_retries + 1):
+            try:
+                return self._client().node.update(node_uuid, patch)
+            except ironic_exc.Conflict as error:
+                if (not _is_node_locked(error)
+                        or attempt == settings.node_locked_retries):
+                    raise
+                LOG.debug('Node %s is locked in Ironic; retrying in %.2fs',
+                          node_uuid, delay)
+            except _NODE_ANSWERS:
+                raise
+            except _FAILURES as error:
+                raise _unavailable(error)
+            time.sleep(delay)
+            delay *= 2
+
+
+_CLEAR_CLAIM = [{'op': 'remove', 'path': '/instance_uuid'},
+                {'op': 'remove', 'path': '/instance_info'}]
+
+
+def _node_dict(node):
+    return {field: getattr(node, field, None) for field in FIELDS}
+
+
+def _unusable(node, instance_uuid):
+    """Why a node Ironic just answered with (normalized) cannot be
+    reserved for ``instance_uuid``, or None."""
+    if node['instance_uuid'] != instance_uuid:
+        return 'claimed by instance %s' % node['instance_uuid']
+    if node['provision_state'] != AVAILABLE:
+        return 'provision state is %s' % node['provision_state']
+    if node['maintenance']:
+        return 'in maintenance'
+    if node['retired']:
+        return 'retired'
+    if node['power_state'] is None:
+        return 'power state unknown'
+    return None
+
+
+def _page(listed, read_at):
+    """Normalize what one request listed; note what cannot be."""
+    nodes, skipped = [], []
+    newest = None
+    for node in listed:
+        for sort_key in _SORTED_BY:
+            stamp = _utc(getattr(node, sort_key, None))
+            if stamp is not None:
+                newest = max(newest or stamp, stamp)
+        try:
+            nodes.append(file_source.normalize(_node_dict(node)))
+        except ValueError as error:
+            uuid = getattr(node, 'uuid', None)
+            LOG.warning('Ironic node %s cannot be used, keeping what was '
+                        'last read of it: %s', uuid, error)
+            if uuid:
+                skipped.append(uuid)
+    return Page(nodes, skipped, read_at, newest)
