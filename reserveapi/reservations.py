@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 
 from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.db import api as db_api
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
@@ -24,10 +25,6 @@ from reserveapi.matcher import spec as spec_mod
 LOG = log.getLogger(__name__)
 CONF = reserveapi_conf.CONF
 
-RESERVED = db_api.RESERVED
-ACTIVE = db_api.ACTIVE
-EXPIRED = db_api.EXPIRED
-STATES = (RESERVED, ACTIVE, EXPIRED)
 SORT_KEYS = db_api.RESERVATION_SORT_KEYS
 
 
@@ -177,7 +174,7 @@ def expires_at(reservation):
     did; None for an ``active`` one or when reserved_ttl is 0.
     """
     ttl = CONF.reservations.reserved_ttl
-    if reservation.state == RESERVED and ttl:
+    if reservation.state == states.RESERVED and ttl:
         return reservation.created_at + datetime.timedelta(seconds=ttl)
     return reservation.expires_at
 
@@ -189,9 +186,9 @@ def get(uuid):
 def list_reservations(filters=None, limit=None, marker=None,
                       sort_key='created_at', sort_dir='asc'):
     state = (filters or {}).get('state')
-    if state is not None and state not in STATES:
+    if state is not None and state not in states.RESERVATION_STATES:
         raise exception.Invalid(reason='state must be one of %s.'
-                                % ', '.join(STATES))
+                                % ', '.join(states.RESERVATION_STATES))
     return db_api.list_reservations(filters, limit, marker, sort_key,
                                     sort_dir)
 
@@ -204,7 +201,7 @@ def update(current, changes):
     only state change is ``reserved`` → ``active`` once deployed.
     """
     uuid = current.uuid
-    if current.state == EXPIRED:
+    if current.state == states.EXPIRED:
         raise exception.InvalidStateTransition(
             'Reservation %s has expired and can no longer change; reserve '
             'again.' % uuid)
@@ -213,7 +210,7 @@ def update(current, changes):
         values['host'] = changes['host']
     state = changes.get('state', current.state)
     if state != current.state:
-        if (current.state, state) != (RESERVED, ACTIVE):
+        if (current.state, state) != (states.RESERVED, states.ACTIVE):
             raise exception.InvalidStateTransition(
                 reservation=uuid, src=current.state, dst=state)
         values['state'] = state

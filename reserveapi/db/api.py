@@ -18,18 +18,12 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.db import models
 
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
 _CONTEXT = threading.local()
-
-# Reservation states. Live reservations hold their node; expired ones are
-# kept so that the host that held one can see why it is gone.
-RESERVED = 'reserved'
-ACTIVE = 'active'
-EXPIRED = 'expired'
-LIVE_STATES = (RESERVED, ACTIVE)
 
 _retry_on_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
                                                retry_on_deadlock=True)
@@ -375,7 +369,7 @@ def _eligible_clauses():
     """The eligibility rules, each a (criterion name, clause) pair."""
     node = models.Node
     return [
-        ('provision_state', node.provision_state == 'available'),
+        ('provision_state', node.provision_state == states.AVAILABLE),
         ('power_state', node.power_state.is_not(None)),
         ('maintenance', sa.not_(node.maintenance)),
         ('retired', sa.not_(node.retired)),
@@ -586,7 +580,7 @@ def create_reservation(values, node):
     now = timeutils.utcnow()
     row = dict(values, node_id=node.id, active_node_id=node.id,
                active_instance_uuid=values['instance_uuid'],
-               state=RESERVED, created_at=now)
+               state=states.RESERVED, created_at=now)
     columns = sorted(row)
     eligible = sa.select(*[sa.literal(row[column]) for column in columns]
                          ).where(
@@ -612,7 +606,7 @@ def create_reservation(values, node):
         raise exception.NodeAlreadyReserved(node=node.uuid)
     return ReservationRecord(
         uuid=row['uuid'], instance_uuid=row['instance_uuid'],
-        host=row['host'], project_id=row['project_id'], state=RESERVED,
+        host=row['host'], project_id=row['project_id'], state=states.RESERVED,
         node_id=node.id, node_uuid=node.uuid, node_name=node.name,
         resource_class=node.resource_class, created_at=now, updated_at=None,
         expires_at=None)
@@ -688,14 +682,14 @@ def expire_reservations(older_than):
     alone.
     """
     now = timeutils.utcnow()
-    stale = (models.Reservation.state == RESERVED,
+    stale = (models.Reservation.state == states.RESERVED,
              models.Reservation.created_at < older_than)
     with _writer() as session:
         node_ids = list(session.scalars(
             sa.select(models.Reservation.node_id).where(*stale)))
         expired = session.execute(
             sa.update(models.Reservation).where(*stale).values(
-                state=EXPIRED, active_node_id=None,
+                state=states.EXPIRED, active_node_id=None,
                 active_instance_uuid=None, expires_at=now, updated_at=now)
         ).rowcount
         _refresh_flags(session, node_ids)
@@ -739,8 +733,6 @@ def capacity(host=None):
 
 # Aggregate mirror ----------------------------------------------------------
 
-MIRROR_PENDING = 'pending'
-MIRROR_SYNCED = 'synced'
 MIRROR_AGGREGATE_SORT_KEYS = ('uuid', 'created_at', 'updated_at')
 _MIRROR_ERROR_LENGTH = 2000
 
@@ -769,7 +761,7 @@ class MirrorHostRecord:
 
     @property
     def synced(self):
-        return self.state == MIRROR_SYNCED
+        return self.state == states.SYNCED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -830,9 +822,9 @@ def _set_desired(row, member, now, claimed_by, claimed_until):
         row.version += 1
         row.attempts = 0
         row.last_error = None
-    if row.state != MIRROR_PENDING or row.pending_since is None:
+    if row.state != states.PENDING or row.pending_since is None:
         row.pending_since = now
-    row.state = MIRROR_PENDING
+    row.state = states.PENDING
     row.next_attempt_at = None
     row.claimed_by = claimed_by
     row.claimed_until = claimed_until if claimed_by else None
@@ -888,7 +880,7 @@ def delete_mirror_aggregate(aggregate_uuid, claimed_by=None,
             sa.select(host)
             .where(host.aggregate_id == aggregate.id,
                    sa.or_(host.member.is_(True),
-                          host.state == MIRROR_PENDING))
+                          host.state == states.PENDING))
             .order_by(host.host)
             .with_for_update()).all()
         for row in rows:
@@ -940,7 +932,7 @@ def claim_mirror_hosts(claimed_by, claimed_until, limit, now=None):
 @_retry_on_deadlock
 def _claim_mirror_hosts(claimed_by, claimed_until, limit, now):
     host = models.MirrorHost
-    due = sa.and_(host.state == MIRROR_PENDING,
+    due = sa.and_(host.state == states.PENDING,
                   sa.or_(host.next_attempt_at.is_(None),
                          host.next_attempt_at <= now),
                   _unclaimed(now))
@@ -968,7 +960,7 @@ def claim_mirror_host(host_id, version, claimed_by, claimed_until,
             sa.update(host)
             .where(host.id == host_id, host.version == version,
                    _unclaimed(now))
-            .values(state=MIRROR_PENDING,
+            .values(state=states.PENDING,
                     pending_since=sa.func.coalesce(host.pending_since, now),
                     claimed_by=claimed_by, claimed_until=claimed_until)
         ).rowcount
@@ -998,13 +990,13 @@ def finish_mirror_host(host_id, version, claimed_by, error=None,
         overtaken = session.execute(
             sa.update(host)
             .where(host.id == host_id, host.version != version)
-            .values(state=MIRROR_PENDING, next_attempt_at=None,
+            .values(state=states.PENDING, next_attempt_at=None,
                     pending_since=sa.func.coalesce(host.pending_since, now),
                     **released)).rowcount
         if overtaken:
             return False
         if error is None:
-            outcome = {'state': MIRROR_SYNCED, 'attempts': 0,
+            outcome = {'state': states.SYNCED, 'attempts': 0,
                        'last_error': None, 'next_attempt_at': None,
                        'pending_since': None, 'synced_at': now}
         else:
@@ -1060,7 +1052,7 @@ def purge_mirror_aggregate(uuid, now=None):
             sa.select(host.id)
             .where(host.aggregate_id == aggregate_id,
                    sa.or_(host.member.is_(True),
-                          host.state == MIRROR_PENDING,
+                          host.state == states.PENDING,
                           sa.not_(_unclaimed(now))))
             .limit(1))
         if busy is not None:
@@ -1082,10 +1074,10 @@ def mirror_status():
         oldest = session.execute(
             sa.select(host, models.MirrorAggregate.uuid)
             .join(models.MirrorAggregate)
-            .where(host.state == MIRROR_PENDING)
+            .where(host.state == states.PENDING)
             .order_by(host.pending_since, host.id)
             .limit(1)).first()
-        return {'pending': counts.get(MIRROR_PENDING, 0),
-                'synced': counts.get(MIRROR_SYNCED, 0),
+        return {'pending': counts.get(states.PENDING, 0),
+                'synced': counts.get(states.SYNCED, 0),
                 'oldest_pending': (_mirror_host_record(*oldest)
                                    if oldest is not None else None)}

@@ -8,9 +8,8 @@ predicates are the definition and re-check every candidate.
 import dataclasses
 import typing
 
+from reserveapi.common import states
 from reserveapi.matcher import spec as spec_mod
-
-AVAILABLE = 'available'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +28,7 @@ class NodeView:
     cpu_arch: str | None = None
     capabilities: dict = dataclasses.field(default_factory=dict)
     traits: frozenset[str] = frozenset()
-    provision_state: str | None = AVAILABLE
+    provision_state: str | None = states.AVAILABLE
     power_state: str | None = 'power off'
     maintenance: bool = False
     retired: bool = False
@@ -84,7 +83,7 @@ def node_capabilities(node):
 
 
 def _provision_state(spec, node, context):
-    if node.provision_state != AVAILABLE:
+    if node.provision_state != states.AVAILABLE:
         return Miss('provision state is %s' % node.provision_state)
 
 

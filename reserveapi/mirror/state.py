@@ -24,8 +24,6 @@ from reserveapi.mirror import placement
 LOG = log.getLogger(__name__)
 CONF = reserveapi_conf.CONF
 
-PENDING = db_api.MIRROR_PENDING
-SYNCED = db_api.MIRROR_SYNCED
 SORT_KEYS = db_api.MIRROR_AGGREGATE_SORT_KEYS
 RETRY_BATCH = 50
 OVERTAKEN = ('The membership changed while this change was being applied; '

@@ -15,6 +15,7 @@ from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
 
@@ -73,9 +74,9 @@ def render(aggregate):
     return {
         'uuid': aggregate.uuid,
         'deleted': aggregate.deleted,
-        'state': (mirror_state.SYNCED
+        'state': (states.SYNCED
                   if all(row.synced for row in aggregate.hosts)
-                  else mirror_state.PENDING),
+                  else states.PENDING),
         'hosts': [render_host(row) for row in aggregate.hosts
                   if row.member or not row.synced],
         'created_at': fields.timestamp(aggregate.created_at),
@@ -160,7 +161,7 @@ class AggregatesController(rest.RestController):
         aggregate = mirror_state.delete_aggregate(
             _aggregate_uuid(aggregate_uuid))
         body = render(aggregate)
-        return _answer(body, body['state'] == mirror_state.SYNCED)
+        return _answer(body, body['state'] == states.SYNCED)
 
     @expose.expose()
     def sync(self):

@@ -13,6 +13,7 @@ from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
+from reserveapi.common import states
 
 PATCHABLE = ('/host', '/state')
 
@@ -74,9 +75,9 @@ def _new_values(current, patch):
     if not isinstance(host, str) or not 0 < len(host) <= 255:
         raise exception.Invalid(
             reason='host must be a string of 1 to 255 characters.')
-    if patched['state'] not in reservations.STATES:
+    if patched['state'] not in states.RESERVATION_STATES:
         raise exception.Invalid(reason='state must be one of %s.'
-                                % ', '.join(reservations.STATES))
+                                % ', '.join(states.RESERVATION_STATES))
     return {key: value for key, value in patched.items()
             if value != document[key]}
 
