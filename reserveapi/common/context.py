@@ -12,8 +12,3 @@ class RequestContext(context.RequestContext):
         ctx.roles = ['admin', 'member', 'reader']
         ctx.is_admin = True
         return ctx
-
-
-def get_admin_context():
-    """Context for the worker and the manage commands."""
-    return RequestContext(roles=['admin'], is_admin=True, overwrite=False)

@@ -5,8 +5,6 @@ format (``{"errors": [{"status", "code", "title", "detail", ...}]}``).
 Anything else that escapes is a bug and becomes a 500.
 """
 
-import http
-
 
 class ReserveapiException(Exception):
     """Base class: ``status`` is the HTTP status, ``code`` the stable code."""
@@ -21,10 +19,6 @@ class ReserveapiException(Exception):
             message = self.msg_fmt % kwargs
         self.detail = str(message)
         super().__init__(self.detail)
-
-    @property
-    def title(self):
-        return http.HTTPStatus(self.status).phrase
 
 
 class Invalid(ReserveapiException):
@@ -108,9 +102,3 @@ class NodeAlreadyReserved(Conflict):
 
     code = 'reserveapi.node_reserved'
     msg_fmt = 'Node %(node)s is already reserved.'
-
-
-class ServiceUnavailable(ReserveapiException):
-    status = 503
-    code = 'reserveapi.service_unavailable'
-    msg_fmt = '%(reason)s'
