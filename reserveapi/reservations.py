@@ -136,10 +136,10 @@ def _best_candidates(spec, context, node_filter):
     for batch in db_api.candidate_batches(node_filter,
                                           CONF.matcher.batch_size,
                                           first_batch=wanted):
-        matched.extend(node for node in batch
-                       if filters.matches(spec, node, context))
+        batch_matched, misses = filters.partition(spec, batch, context)
+        matched.extend(batch_matched)
         if not matched:
-            counts, values = selection.eliminate(spec, batch, context)
+            counts, values = selection.eliminate(misses)
             eliminated.update(counts)
             for key, counter in values.items():
                 capability_values[key].update(counter)
@@ -159,14 +159,7 @@ def _explain(node_filter, python_eliminated):
     for key, counter in values.items():
         capability_values.setdefault(key, collections.Counter()).update(
             counter)
-    # Most common first; ties by value, so that the text does not depend
-    # on the database's collation or on batch order.
-    shown = {key: collections.Counter(dict(sorted(
-        counter.items(),
-        key=lambda item: (-item[1], item[0] == selection.UNSET, item[0]),
-    )[:selection.CAPABILITY_VALUES_SHOWN]))
-        for key, counter in capability_values.items()}
-    return selection.explain(total, eliminated, shown)
+    return selection.explain(total, eliminated, capability_values)
 
 
 def expires_at(reservation):
