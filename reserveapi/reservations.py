@@ -16,7 +16,9 @@ from oslo_utils import uuidutils
 from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
 from reserveapi.common import states
-from reserveapi.db import api as db_api
+from reserveapi.db import matching as db_matching
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
@@ -25,7 +27,9 @@ from reserveapi.matcher import spec as spec_mod
 LOG = log.getLogger(__name__)
 CONF = reserveapi_conf.CONF
 
-SORT_KEYS = db_api.RESERVATION_SORT_KEYS
+# What lists may be sorted by: columns of the reservations table.
+SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host', 'instance_uuid',
+             'state', 'expires_at')
 
 
 def reserve(instance_uuid, host, project_id, request_spec,
@@ -68,7 +72,7 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
               'project_id': project_id}
     for node in candidates[:CONF.matcher.max_attempts]:
         try:
-            reservation = db_api.create_reservation(values, node)
+            reservation = db_reservations.create_reservation(values, node)
         except exception.NodeAlreadyReserved:
             LOG.debug('Node %s was taken concurrently; trying the next.',
                       node.uuid)
@@ -82,7 +86,7 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
 
 
 def _existing_for(instance_uuid, host):
-    existing = db_api.get_live_reservation_for_instance(instance_uuid)
+    existing = db_reservations.get_live_reservation_for_instance(instance_uuid)
     if existing is None or existing.host == host:
         return existing
     raise exception.InstanceReserved(instance_uuid=instance_uuid,
@@ -105,7 +109,7 @@ def _prefilter(spec, context):
             capability_in.append((requirement.key, requirement.operands))
         elif requirement.op == operators.ANY_CASE_TRUE:
             capability_true.append(requirement.key)
-    return db_api.NodeFilter(
+    return db_matching.NodeFilter(
         resource_class=spec.resource_class,
         cpu_arch=spec.cpu_arch,
         min_memory_mb=None if context.exact_match else memory,
@@ -133,7 +137,7 @@ def _best_candidates(spec, context, node_filter):
     matched = []
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
-    for batch in db_api.candidate_batches(node_filter,
+    for batch in db_matching.candidate_batches(node_filter,
                                           CONF.matcher.batch_size,
                                           first_batch=wanted):
         batch_matched, misses = filters.partition(spec, batch, context)
@@ -151,8 +155,8 @@ def _best_candidates(spec, context, node_filter):
 
 def _explain(node_filter, python_eliminated):
     """'120 nodes: 80 wrong resource class, 30 lack trait ...'."""
-    total, eliminated, capability_values = db_api.count_eliminated(
-        node_filter)
+    total, eliminated, capability_values = db_matching.count_eliminated(
+        node_filter, selection.CAPABILITY_VALUES_SHOWN)
     counts, values = python_eliminated
     for key, count in counts.items():
         eliminated[key] = eliminated.get(key, 0) + count
@@ -173,7 +177,7 @@ def expires_at(reservation):
 
 
 def get(uuid):
-    return db_api.get_reservation(uuid)
+    return db_reservations.get_reservation(uuid)
 
 
 def list_reservations(filters=None, limit=None, marker=None,
@@ -182,7 +186,7 @@ def list_reservations(filters=None, limit=None, marker=None,
     if state is not None and state not in states.RESERVATION_STATES:
         raise exception.Invalid(reason='state must be one of %s.'
                                 % ', '.join(states.RESERVATION_STATES))
-    return db_api.list_reservations(filters, limit, marker, sort_key,
+    return db_reservations.list_reservations(filters, limit, marker, sort_key,
                                     sort_dir)
 
 
@@ -209,13 +213,14 @@ def update(current, changes):
         values['state'] = state
     if not values:
         return current
-    reservation = db_api.update_reservation(uuid, current.state, values)
+    reservation = db_reservations.update_reservation(uuid, current.state,
+                                                     values)
     LOG.info('Reservation %s updated: %s', uuid, values)
     return reservation
 
 
 def release(uuid):
-    db_api.delete_reservation(uuid)
+    db_reservations.delete_reservation(uuid)
     LOG.info('Reservation %s released', uuid)
 
 
@@ -227,7 +232,7 @@ def expire(now=None):
     if not ttl:
         return 0
     now = now or timeutils.utcnow()
-    expired = db_api.expire_reservations(
+    expired = db_reservations.expire_reservations(
         now - datetime.timedelta(seconds=ttl))
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
@@ -235,4 +240,4 @@ def expire(now=None):
 
 
 def capacity(host=None):
-    return db_api.capacity(host)
+    return db_nodes.get_capacity(host)

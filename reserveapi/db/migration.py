@@ -4,7 +4,7 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 
-from reserveapi.db import api as db_api
+from reserveapi.db import base as db_base
 
 
 def _alembic_config(connection=None):
@@ -15,21 +15,21 @@ def _alembic_config(connection=None):
 
 
 def upgrade(revision='head', engine=None):
-    engine = engine or db_api.get_engine()
+    engine = engine or db_base.get_engine()
     with engine.begin() as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)
 
 
 def current(engine=None):
     """The revision the database is at, or None for an empty database."""
-    engine = engine or db_api.get_engine()
+    engine = engine or db_base.get_engine()
     with engine.connect() as connection:
         return alembic_migration.MigrationContext.configure(
             connection).get_current_revision()
 
 
 def revision(message, autogenerate=False, engine=None):
-    engine = engine or db_api.get_engine()
+    engine = engine or db_base.get_engine()
     with engine.begin() as connection:
         alembic_command.revision(_alembic_config(connection), message=message,
                                  autogenerate=autogenerate)

@@ -1,13 +1,16 @@
 """Reading the node inventory as the service knows it."""
 
-from reserveapi.db import api as db_api
+from reserveapi.db import nodes as db_nodes
 from reserveapi.matcher import spec as spec_mod
 
-SORT_KEYS = db_api.NODE_SORT_KEYS
+# What lists may be sorted by: columns of the nodes table.
+SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
+             'memory_mb', 'cpus', 'local_gb', 'created_at', 'updated_at',
+             'synced_at')
 
 
 def get(ident):
-    return db_api.get_node(ident)
+    return db_nodes.get_node(ident)
 
 
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
@@ -19,4 +22,4 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
     if filters.get('resource_class'):
         filters['resource_class'] = spec_mod.normalize_resource_class(
             filters['resource_class'])
-    return db_api.list_nodes(filters, limit, marker, sort_key, sort_dir)
+    return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir)

@@ -7,7 +7,7 @@ from oslo_log import log
 
 from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
-from reserveapi.db import api as db_api
+from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
 
 LOG = log.getLogger(__name__)
@@ -32,7 +32,7 @@ def sync(conf=None):
     except OSError as exc:
         # Unreadable is as unusable as malformed: say so, change nothing.
         raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
-    counts = db_api.sync_nodes(
+    counts = db_nodes.sync_nodes(
         nodes, {node['uuid']: fingerprint(node) for node in nodes})
     LOG.info('Inventory sync: %s', ', '.join(
         '%s %d' % item for item in sorted(counts.items())))

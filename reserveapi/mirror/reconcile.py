@@ -28,7 +28,7 @@ from oslo_log import log
 
 from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
-from reserveapi.db import api as db_api
+from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import hosts
 from reserveapi.mirror import placement
 from reserveapi.mirror import state
@@ -209,7 +209,7 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
     inline_timeout``, for the API: what is not fixed by then stays pending
     for the worker.
     """
-    table = db_api.list_mirror_aggregates()
+    table = db_mirror.list_aggregates()
     desired = (_recorded_state(table) if aggregates is None
                else desired_state(aggregates))
     comparison = _Comparison(desired, table)
@@ -305,7 +305,7 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
          providers):
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
-        db_api.record_mirror_aggregates(sorted(comparison.desired.hosts))
+        db_mirror.record_aggregates(sorted(comparison.desired.hosts))
     claimed_by, claimed_until = state.new_claim()
     by_host = collections.defaultdict(list)
     for item in differences:
@@ -323,10 +323,10 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
             continue
         row = comparison.rows.get((aggregate_uuid, host))
         if row is not None and row.member == member:
-            record = db_api.claim_mirror_host(row.id, row.version,
+            record = db_mirror.claim_host(row.id, row.version,
                                               claimed_by, claimed_until)
         else:
-            record = db_api.set_mirror_membership(
+            record = db_mirror.set_membership(
                 aggregate_uuid, host, member, claimed_by, claimed_until)
         if record is None:
             action, detail = PENDING, BUSY
@@ -360,6 +360,6 @@ def _forget_deleted(comparison, differences):
     unfinished = {item.aggregate_uuid for item in differences
                   if item.action not in FIXED}
     for aggregate_uuid in sorted(comparison.deleted - unfinished):
-        if db_api.purge_mirror_aggregate(aggregate_uuid):
+        if db_mirror.purge_aggregate(aggregate_uuid):
             LOG.info('Deleted aggregate %s is gone from Placement; '
                      'forgotten.', aggregate_uuid)

@@ -17,14 +17,15 @@ from oslo_utils import uuidutils
 
 from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
-from reserveapi.db import api as db_api
+from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import hosts
 from reserveapi.mirror import placement
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi_conf.CONF
 
-SORT_KEYS = db_api.MIRROR_AGGREGATE_SORT_KEYS
+# What lists may be sorted by: columns of the aggregates table.
+SORT_KEYS = ('uuid', 'created_at', 'updated_at')
 RETRY_BATCH = 50
 OVERTAKEN = ('The membership changed while this change was being applied; '
              'the newest one is applied next.')
@@ -83,11 +84,11 @@ def leave(aggregate_uuid, host):
 
 def _change_membership(aggregate_uuid, host, member):
     claimed_by, claimed_until = _inline_claim()
-    record = db_api.set_mirror_membership(aggregate_uuid, host, member,
+    record = db_mirror.set_membership(aggregate_uuid, host, member,
                                           claimed_by, claimed_until)
     if claimed_by is not None:
         apply(record, claimed_by, resolver(inline=True), _inline_deadline())
-    aggregate = db_api.get_mirror_aggregate(aggregate_uuid)
+    aggregate = db_mirror.get_aggregate(aggregate_uuid)
     return next(row for row in aggregate.hosts if row.host == host)
 
 
@@ -100,14 +101,14 @@ def delete_aggregate(aggregate_uuid):
     Placement did not answer, and only then forgets the aggregate.
     """
     claimed_by, claimed_until = _inline_claim()
-    leaving = db_api.delete_mirror_aggregate(aggregate_uuid, claimed_by,
+    leaving = db_mirror.delete_aggregate(aggregate_uuid, claimed_by,
                                              claimed_until)
     if claimed_by is not None:
         deadline = _inline_deadline()
         for record in leaving:
             apply(record, claimed_by, resolver(inline=True), deadline)
         _remove_from_every_provider(aggregate_uuid, deadline)
-    return db_api.get_mirror_aggregate(aggregate_uuid)
+    return db_mirror.get_aggregate(aggregate_uuid)
 
 
 def _inline_deadline():
@@ -152,11 +153,11 @@ def apply(record, claimed_by, host_resolver, deadline=None,
                      'action': 'joining' if record.member else 'leaving',
                      'aggregate': record.aggregate_uuid,
                      'attempt': record.attempts + 1, 'error': exc.detail})
-        db_api.finish_mirror_host(
+        db_mirror.finish_host(
             record.id, record.version, claimed_by, error=exc.detail,
             retry_at=timeutils.utcnow() + backoff(record.attempts))
         return exc.detail
-    if db_api.finish_mirror_host(record.id, record.version, claimed_by):
+    if db_mirror.finish_host(record.id, record.version, claimed_by):
         return None
     return OVERTAKEN
 
@@ -202,7 +203,7 @@ def retry_pending():
     synced = still_pending = 0
     while True:
         claimed_by, claimed_until = new_claim()
-        batch = db_api.claim_mirror_hosts(claimed_by, claimed_until,
+        batch = db_mirror.claim_hosts(claimed_by, claimed_until,
                                           RETRY_BATCH)
         providers = _resolve_hosts({record.host for record in batch})
         for record in batch:
@@ -234,14 +235,14 @@ def _resolve_hosts(hosts):
 
 
 def get_aggregate(aggregate_uuid):
-    return db_api.get_mirror_aggregate(aggregate_uuid)
+    return db_mirror.get_aggregate(aggregate_uuid)
 
 
 def list_aggregates(limit=None, marker=None, sort_key='uuid',
                     sort_dir='asc'):
-    return db_api.list_mirror_aggregates(limit, marker, sort_key, sort_dir)
+    return db_mirror.list_aggregates(limit, marker, sort_key, sort_dir)
 
 
 def status():
     """Counts of synced and pending rows, and the oldest pending one."""
-    return db_api.mirror_status()
+    return db_mirror.get_status()

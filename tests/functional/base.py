@@ -19,7 +19,7 @@ import webtest
 
 from reserveapi import conf
 from reserveapi.api import app
-from reserveapi.db import api as db_api
+from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
 from tests import base
@@ -34,7 +34,7 @@ class _MigratedSchema(test_fixtures.GeneratesSchemaFromMigrations,
     """One schema per backend, built by our migrations, emptied per test."""
 
     def get_per_test_enginefacade(self):
-        return db_api.main_context_manager
+        return db_base.main_context_manager
 
     def generate_schema_migrations(self, engine):
         migration.upgrade(engine=engine)
@@ -66,7 +66,7 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
 
     @property
     def engine(self):
-        return db_api.get_engine()
+        return db_base.get_engine()
 
 
 class MySQLMixin:

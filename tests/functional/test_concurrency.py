@@ -19,7 +19,8 @@ import uuid
 
 import fixtures
 
-from reserveapi.db import api as db_api
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
 
@@ -64,7 +65,7 @@ class _ConcurrentReservationsMixin:
     def setUp(self):
         super().setUp()
         nodes = [_pool_node(index) for index in range(POOL_SIZE)]
-        db_api.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
+        db_nodes.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
             node) for node in nodes})
         self.pool = {node['uuid'] for node in nodes}
         self.port = _free_port()
@@ -150,7 +151,7 @@ class _ConcurrentReservationsMixin:
                     if status == 409}
         self.assertEqual({'reserveapi.no_valid_node'}, refusals)
 
-        live = db_api.list_reservations({'state': 'reserved'})
+        live = db_reservations.list_reservations({'state': 'reserved'})
         self.assertEqual(POOL_SIZE, len(live))
         self.assertEqual(self.pool, {r.node_uuid for r in live})
 

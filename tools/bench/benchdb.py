@@ -286,7 +286,7 @@ _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
 
 
 def _eligible_where(resource_class):
-    """The eligibility rules of reserveapi/db/api.py, as plain SQL."""
+    """The eligibility rules of reserveapi/db/matching.py, as plain SQL."""
     clauses = ["n.provision_state = 'available'",
                'n.power_state IS NOT NULL',
                'n.maintenance = %s', 'n.retired = %s', 'n.vanished = %s',

@@ -29,7 +29,7 @@ import webtest
 
 from reserveapi.api import app as app_mod
 from reserveapi.common import service
-from reserveapi.db import api as db_api
+from reserveapi.db import base as db_base
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -105,7 +105,7 @@ def main(argv=None):
         '--log-file', str(output.with_suffix('.log'))])
     conf.set_override('auth_strategy', 'noauth', group='api')
     client = webtest.TestApp(app_mod.setup_app(conf))
-    counter = SQLCounter(db_api.get_engine())
+    counter = SQLCounter(db_base.get_engine())
     _resource_class, spec = benchload.SPECS[args.spec]
 
     def reserve():

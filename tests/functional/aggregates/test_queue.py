@@ -8,7 +8,7 @@ import time
 
 from oslo_utils import timeutils
 
-from reserveapi.db import api as db_api
+from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import state as mirror_state
 from tests.functional import aggregates
 from tests.functional import base
@@ -27,17 +27,17 @@ class QueueTestCase(base.DBTestCase):
 
     def pending(self, count):
         """``count`` pending rows nobody has claimed; their ids."""
-        return [db_api.set_mirror_membership(self.aggregate,
+        return [db_mirror.set_membership(self.aggregate,
                                              'compute-%d' % number, True).id
                 for number in range(count)]
 
     def claim(self, worker, limit=100, now=None):
         now = now or self.now
-        return [record.id for record in db_api.claim_mirror_hosts(
+        return [record.id for record in db_mirror.claim_hosts(
             worker, now + CLAIM, limit, now=now)]
 
     def row(self, host):
-        aggregate = db_api.get_mirror_aggregate(self.aggregate)
+        aggregate = db_mirror.get_aggregate(self.aggregate)
         return next(row for row in aggregate.hosts if row.host == host)
 
 
@@ -66,8 +66,8 @@ class TestClaims(QueueTestCase):
         synced, failing = self.pending(2)
         self.claim('worker-1')
         retry_at = self.now + datetime.timedelta(seconds=40)
-        self.assertTrue(db_api.finish_mirror_host(synced, 1, 'worker-1'))
-        self.assertFalse(db_api.finish_mirror_host(
+        self.assertTrue(db_mirror.finish_host(synced, 1, 'worker-1'))
+        self.assertFalse(db_mirror.finish_host(
             failing, 1, 'worker-1', error='Placement is unavailable',
             retry_at=retry_at))
 
@@ -81,21 +81,21 @@ class TestClaims(QueueTestCase):
         (row_id,) = self.pending(1)
         self.claim('worker-1')
         # An API request flips the membership and takes the row over.
-        flipped = db_api.set_mirror_membership(
+        flipped = db_mirror.set_membership(
             self.aggregate, 'compute-0', False, 'api-1', self.now + CLAIM)
         self.assertEqual(2, flipped.version)
 
         # The worker finishes its add: stale, the row is due again at
         # once and the API's claim is void.
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
-        self.assertFalse(db_api.finish_mirror_host(row_id, 2, 'api-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 2, 'api-1'))
 
         row = self.row('compute-0')
         self.assertEqual((False, 2, 'pending', None),
                          (row.member, row.version, row.state,
                           row.next_attempt_at))
         self.assertEqual([row_id], self.claim('worker-2'))
-        self.assertTrue(db_api.finish_mirror_host(row_id, 2, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 2, 'worker-2'))
         self.assertEqual('synced', self.row('compute-0').state)
 
     def test_outcome_needs_the_claim(self):
@@ -103,32 +103,32 @@ class TestClaims(QueueTestCase):
         self.claim('worker-1', now=self.now - CLAIM * 2)
         self.claim('worker-2')
 
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1',
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1',
                                                    error='late'))
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1'))
         row = self.row('compute-0')
         self.assertEqual((0, None, 'pending'),
                          (row.attempts, row.last_error, row.state))
-        self.assertTrue(db_api.finish_mirror_host(row_id, 1, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 1, 'worker-2'))
 
     def test_requeue_only_the_version_that_was_read(self):
         (row_id,) = self.pending(1)
         self.claim('worker-1')
-        db_api.finish_mirror_host(row_id, 1, 'worker-1')
+        db_mirror.finish_host(row_id, 1, 'worker-1')
 
-        self.assertIsNone(db_api.claim_mirror_host(row_id, 2, 'reconcile',
+        self.assertIsNone(db_mirror.claim_host(row_id, 2, 'reconcile',
                                                    self.now + CLAIM))
-        record = db_api.claim_mirror_host(row_id, 1, 'reconcile',
+        record = db_mirror.claim_host(row_id, 1, 'reconcile',
                                           self.now + CLAIM)
         self.assertEqual(('pending', 1), (record.state, record.version))
-        self.assertIsNone(db_api.claim_mirror_host(row_id, 1, 'other',
+        self.assertIsNone(db_mirror.claim_host(row_id, 1, 'other',
                                                    self.now + CLAIM))
 
     def test_status(self):
         first, second, _third = self.pending(3)
         self.claim('worker-1')
-        db_api.finish_mirror_host(first, 1, 'worker-1')
-        db_api.finish_mirror_host(second, 1, 'worker-1', error='refused',
+        db_mirror.finish_host(first, 1, 'worker-1')
+        db_mirror.finish_host(second, 1, 'worker-1', error='refused',
                                   retry_at=self.now)
 
         status = mirror_state.status()
@@ -179,7 +179,7 @@ class _ConcurrentClaims:
 
         def join(host):
             barrier.wait()
-            db_api.set_mirror_membership(self.aggregate, host, True)
+            db_mirror.set_membership(self.aggregate, host, True)
 
         threads = [threading.Thread(target=join, args=(host,))
                    for host in hosts]
@@ -188,7 +188,7 @@ class _ConcurrentClaims:
         for thread in threads:
             thread.join()
 
-        (aggregate,) = db_api.list_mirror_aggregates()
+        (aggregate,) = db_mirror.list_aggregates()
         self.assertEqual(self.aggregate, aggregate.uuid)
         self.assertEqual(hosts, [row.host for row in aggregate.hosts])
 
