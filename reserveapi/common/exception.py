@@ -87,9 +87,20 @@ class NoValidNode(Conflict):
 
 
 class InstanceReserved(Conflict):
+    """The instance has a live reservation; when the database refuses a
+    second one, which reservation won is not known yet.
+    """
+
     code = 'reserveapi.instance_reserved'
     msg_fmt = ('Instance %(instance_uuid)s already has reservation '
                '%(reservation)s on host %(host)s.')
+    concurrent_fmt = ('Instance %(instance_uuid)s got a reservation from a '
+                      'concurrent request meanwhile; read it or retry.')
+
+    def __init__(self, message=None, **kwargs):
+        if message is None and 'reservation' not in kwargs:
+            message = self.concurrent_fmt % kwargs
+        super().__init__(message, **kwargs)
 
 
 class InvalidStateTransition(Conflict):

@@ -102,8 +102,7 @@ def create_reservation(values, node):
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)
         raise exception.InstanceReserved(
-            instance_uuid=values['instance_uuid'], reservation='?',
-            host='?')
+            instance_uuid=values['instance_uuid'])
     if not inserted:
         raise exception.NodeAlreadyReserved(node=node.uuid)
     return records.ReservationRecord(
