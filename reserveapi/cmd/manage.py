@@ -12,7 +12,7 @@ from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import placement
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
@@ -83,7 +83,7 @@ def sync_aggregates(conf):
             aggregates = None
         report = mirror_reconcile.sync(aggregates, dry_run=args.dry_run,
                                        prune=args.prune)
-    except (exception.Invalid, placement.PeerError) as exc:
+    except (exception.Invalid, mirror_exc.PeerError) as exc:
         print('Aggregates not synced: %s' % exc, file=sys.stderr)
         return 1
     _print_sync_report(report)
@@ -137,7 +137,7 @@ def _print_sync_report(report):
 
 def mirror_status(conf):
     """Count synced and pending memberships; show the oldest pending."""
-    status = mirror_state.status()
+    status = mirror_state.get_status()
     print('Memberships: %(synced)d synced, %(pending)d pending.' % status)
     oldest = status['oldest_pending']
     if oldest is not None:

@@ -210,10 +210,9 @@ def claim_host(host_id, version, claimed_by, claimed_until,
 
 
 @base.retry_on_deadlock
-def finish_host(host_id, version, claimed_by, error=None,
-                       retry_at=None):
-    """Record the outcome of applying ``version`` of a row; True if it is
-    now synced.
+def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
+    """Record the outcome of applying ``version`` of a row; returns the
+    row as it now is (None if it was purged meanwhile).
 
     If the desired state changed meanwhile, what the caller wrote may
     have landed after the newer change: the row goes back to pending,
@@ -224,30 +223,44 @@ def finish_host(host_id, version, claimed_by, error=None,
     """
     now = timeutils.utcnow()
     host = models.MirrorHost
-    released = {'claimed_by': None, 'claimed_until': None}
     with base.writer() as session:
         overtaken = session.execute(
             sa.update(host)
             .where(host.id == host_id, host.version != version)
             .values(state=states.PENDING, next_attempt_at=None,
                     pending_since=sa.func.coalesce(host.pending_since, now),
-                    **released)).rowcount
-        if overtaken:
-            return False
-        if error is None:
-            outcome = {'state': states.SYNCED, 'attempts': 0,
-                       'last_error': None, 'next_attempt_at': None,
-                       'pending_since': None, 'synced_at': now}
-        else:
-            outcome = {'attempts': host.attempts + 1,
-                       'last_error': error[:_ERROR_LENGTH],
-                       'next_attempt_at': retry_at}
-        recorded = session.execute(
-            sa.update(host)
-            .where(host.id == host_id, host.version == version,
-                   host.claimed_by == claimed_by)
-            .values(**outcome, **released)).rowcount
-    return bool(recorded) and error is None
+                    claimed_by=None, claimed_until=None)).rowcount
+        if not overtaken:
+            _record_outcome(session, host_id, version, claimed_by, error,
+                            retry_at, now)
+        return _host(session, host_id)
+
+
+def _record_outcome(session, host_id, version, claimed_by, error, retry_at,
+                    now):
+    """Synced, or one more failed attempt; only for the claim's holder."""
+    host = models.MirrorHost
+    if error is None:
+        outcome = {'state': states.SYNCED, 'attempts': 0,
+                   'last_error': None, 'next_attempt_at': None,
+                   'pending_since': None, 'synced_at': now}
+    else:
+        outcome = {'attempts': host.attempts + 1,
+                   'last_error': error[:_ERROR_LENGTH],
+                   'next_attempt_at': retry_at}
+    session.execute(
+        sa.update(host)
+        .where(host.id == host_id, host.version == version,
+               host.claimed_by == claimed_by)
+        .values(**outcome, claimed_by=None, claimed_until=None))
+
+
+def _host(session, host_id):
+    row = session.execute(
+        sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
+        .join(models.MirrorAggregate)
+        .where(models.MirrorHost.id == host_id)).first()
+    return records.mirror_host_record(*row) if row is not None else None
 
 
 def get_aggregate(uuid):

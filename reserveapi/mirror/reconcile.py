@@ -26,15 +26,16 @@ import uuid as uuidlib
 
 from oslo_log import log
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
+import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
-from reserveapi.mirror import hosts
-from reserveapi.mirror import placement
+from reserveapi.mirror import exception as mirror_exc
+from reserveapi.mirror import nova
+from reserveapi.mirror import peer
 from reserveapi.mirror import state
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi_conf.CONF
+CONF = reserveapi.conf.CONF
 
 MISSING = 'missing'
 EXTRA = 'extra'
@@ -162,7 +163,7 @@ def read_desired_file(path):
 
 def nova_aggregates():
     """Nova's host aggregates, in the shape ``desired_state`` takes."""
-    return hosts.NovaClient(conf=CONF).aggregates()
+    return nova.NovaClient().aggregates()
 
 
 class _Comparison:
@@ -216,7 +217,7 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
-    deadline = placement.deadline_for(
+    deadline = peer.deadline_for(
         (CONF.mirror.inline_timeout or None) if inline else None)
     differences, providers = _compare(comparison, host_resolver, deadline)
     if not dry_run:
@@ -253,8 +254,8 @@ def _compare(comparison, host_resolver, deadline):
     differences = []
     try:
         providers = host_resolver.providers_for_hosts(
-            comparison.hosts, timeout=placement.time_left(deadline))
-    except placement.PeerError as exc:
+            comparison.hosts, timeout=peer.time_left(deadline))
+    except mirror_exc.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
                 for host in comparison.hosts
@@ -265,17 +266,17 @@ def _compare(comparison, host_resolver, deadline):
         if not providers[host]:
             differences.extend(
                 Difference(aggregate_uuid, host, None, UNVERIFIED,
-                           detail=state.HostHasNoProvider(host=host).detail)
+                           detail=mirror_exc.HostHasNoProvider(host=host).detail)
                 for aggregate_uuid in sorted(wanted))
             continue
         for rp_uuid in providers[host]:
             known.add(rp_uuid)
             try:
                 current, _generation = client.get_aggregates(
-                    rp_uuid, timeout=placement.time_left(deadline))
-            except placement.ProviderGone:
+                    rp_uuid, timeout=peer.time_left(deadline))
+            except mirror_exc.ProviderGone:
                 continue
-            except placement.PeerError as exc:
+            except mirror_exc.PeerError as exc:
                 differences.extend(
                     Difference(aggregate_uuid, host, rp_uuid, UNVERIFIED,
                                detail=exc.detail)
@@ -291,8 +292,8 @@ def _compare(comparison, host_resolver, deadline):
     for aggregate_uuid in sorted(comparison.owned):
         try:
             members = client.aggregate_providers(
-                aggregate_uuid, timeout=placement.time_left(deadline))
-        except placement.PeerError as exc:
+                aggregate_uuid, timeout=peer.time_left(deadline))
+        except mirror_exc.PeerError as exc:
             differences.append(Difference(aggregate_uuid, None, None,
                                           UNVERIFIED, detail=exc.detail))
             continue
@@ -331,8 +332,9 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
         if record is None:
             action, detail = PENDING, BUSY
         else:
-            detail = state.apply(record, claimed_by, host_resolver, deadline,
-                                 providers=providers.get(host) or None)
+            _recorded, detail = state.apply(
+                record, claimed_by, host_resolver, deadline,
+                providers=providers.get(host) or None)
             action = ((ADDED if member else REMOVED) if detail is None
                       else PENDING)
         for item in items:
@@ -346,10 +348,10 @@ def _remove_stray(comparison, item, prune, client, deadline):
         return
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
-                                timeout=placement.time_left(deadline))
-    except placement.ProviderGone:
+                                timeout=peer.time_left(deadline))
+    except mirror_exc.ProviderGone:
         pass
-    except placement.PeerError as exc:
+    except mirror_exc.PeerError as exc:
         item.action, item.detail = FAILED, exc.detail
         return
     item.action = REMOVED

@@ -43,8 +43,9 @@ class MirrorAPITestCase(base.APITestCase):
         # keystoneauth's retry back-off would only slow outages down.
         self.useFixture(fixtures.MockPatch(
             'keystoneauth1.session.time.sleep'))
-        mirror_state.reset_clients()
-        self.addCleanup(mirror_state.reset_clients)
+        # The shared clients are built from this test's configuration.
+        self.useFixture(fixtures.MockPatchObject(mirror_state, '_resolvers',
+                                                 {}))
         # Frozen at a whole second, so tests can compare timestamps.
         self.time = self.useFixture(utils_fixture.TimeFixture(
             timeutils.utcnow().replace(microsecond=0)))

@@ -66,10 +66,10 @@ class TestClaims(QueueTestCase):
         synced, failing = self.pending(2)
         self.claim('worker-1')
         retry_at = self.now + datetime.timedelta(seconds=40)
-        self.assertTrue(db_mirror.finish_host(synced, 1, 'worker-1'))
+        self.assertTrue(db_mirror.finish_host(synced, 1, 'worker-1').synced)
         self.assertFalse(db_mirror.finish_host(
             failing, 1, 'worker-1', error='Placement is unavailable',
-            retry_at=retry_at))
+            retry_at=retry_at).synced)
 
         self.assertEqual([], self.claim('worker-2'))
         self.assertEqual([failing], self.claim('worker-2', now=retry_at))
@@ -87,15 +87,15 @@ class TestClaims(QueueTestCase):
 
         # The worker finishes its add: stale, the row is due again at
         # once and the API's claim is void.
-        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1'))
-        self.assertFalse(db_mirror.finish_host(row_id, 2, 'api-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1').synced)
+        self.assertFalse(db_mirror.finish_host(row_id, 2, 'api-1').synced)
 
         row = self.row('compute-0')
         self.assertEqual((False, 2, 'pending', None),
                          (row.member, row.version, row.state,
                           row.next_attempt_at))
         self.assertEqual([row_id], self.claim('worker-2'))
-        self.assertTrue(db_mirror.finish_host(row_id, 2, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 2, 'worker-2').synced)
         self.assertEqual('synced', self.row('compute-0').state)
 
     def test_outcome_needs_the_claim(self):
@@ -104,12 +104,12 @@ class TestClaims(QueueTestCase):
         self.claim('worker-2')
 
         self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1',
-                                                   error='late'))
-        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1'))
+                                               error='late').synced)
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1').synced)
         row = self.row('compute-0')
         self.assertEqual((0, None, 'pending'),
                          (row.attempts, row.last_error, row.state))
-        self.assertTrue(db_mirror.finish_host(row_id, 1, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 1, 'worker-2').synced)
 
     def test_requeue_only_the_version_that_was_read(self):
         (row_id,) = self.pending(1)
@@ -131,7 +131,7 @@ class TestClaims(QueueTestCase):
         db_mirror.finish_host(second, 1, 'worker-1', error='refused',
                                   retry_at=self.now)
 
-        status = mirror_state.status()
+        status = mirror_state.get_status()
 
         self.assertEqual((1, 2), (status['synced'], status['pending']))
         self.assertEqual('compute-1', status['oldest_pending'].host)

@@ -20,4 +20,4 @@ class MirrorTestCase(base.TestCase):
             config_fixture.Config(reserveapi.conf.CONF))
         self.placement = self.useFixture(placement_fixture.PlacementFixture())
         self.placement.configure(self.conf_fixture)
-        self.client = placement.PlacementClient(conf=self.conf_fixture.conf)
+        self.client = placement.PlacementClient()

@@ -7,6 +7,7 @@ import uuid
 import fixtures
 import webob
 
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import placement
 from tests.functional import mirror
 from tests.functional.fixtures import placement as placement_fixture
@@ -134,11 +135,11 @@ class TestGenerationConflict(mirror.MirrorTestCase):
 
     def test_gives_up_after_generation_retries(self):
         self.conf_fixture.config(group='mirror', generation_retries=3)
-        client = placement.PlacementClient(conf=self.conf_fixture.conf)
+        client = placement.PlacementClient()
         self.placement.before_request('PUT', self.path,
                                       self._concurrent_writer, times=None)
 
-        self.assertRaises(placement.PlacementConflict,
+        self.assertRaises(mirror_exc.PlacementConflict,
                           client.add_aggregate, self.rp, self.ours)
 
         self.assertEqual(3, len(self.theirs))
@@ -151,8 +152,8 @@ class TestProviderGone(mirror.MirrorTestCase):
     def test_unknown_provider(self):
         missing = _uuid()
         for call in (self.client.add_aggregate, self.client.remove_aggregate):
-            self.assertRaises(placement.ProviderGone, call, missing, _uuid())
-        self.assertRaises(placement.ProviderGone,
+            self.assertRaises(mirror_exc.ProviderGone, call, missing, _uuid())
+        self.assertRaises(mirror_exc.ProviderGone,
                           self.client.get_aggregates, missing)
 
     def test_deleted_between_read_and_write(self):
@@ -161,7 +162,7 @@ class TestProviderGone(mirror.MirrorTestCase):
             'PUT', '/resource_providers/%s/aggregates' % rp,
             lambda environ: self.placement.delete_provider(rp))
 
-        error = self.assertRaises(placement.ProviderGone,
+        error = self.assertRaises(mirror_exc.ProviderGone,
                                   self.client.add_aggregate, rp, _uuid())
 
         self.assertIn(rp, str(error))
@@ -182,13 +183,13 @@ class TestPlacementDown(mirror.MirrorTestCase):
         ours = _uuid()
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, ours)
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.providers_named, 'compute-1')
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.aggregate_providers, ours)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -201,16 +202,16 @@ class TestPlacementDown(mirror.MirrorTestCase):
     def test_timeout_disables_connect_retries(self):
         self.conf_fixture.config(group='placement', connect_retries=5,
                                  connect_retry_delay=30)
-        inline = placement.PlacementClient(conf=self.conf_fixture.conf,
+        inline = placement.PlacementClient(
                                            timeout=2)
-        worker = placement.PlacementClient(conf=self.conf_fixture.conf)
+        worker = placement.PlacementClient()
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           inline.add_aggregate, self.rp, _uuid())
         self.sleeps.assert_not_called()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           worker.add_aggregate, self.rp, _uuid())
         self.assertEqual(5, self.sleeps.call_count)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
@@ -219,7 +220,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.conf_fixture.config(group='placement', connect_retries=5)
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, _uuid(),
                           timeout=2)
         self.sleeps.assert_not_called()
@@ -232,10 +233,10 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.conf_fixture.config(
             group='placement',
             endpoint='http://127.0.0.1:%d' % silent.getsockname()[1])
-        client = placement.PlacementClient(conf=self.conf_fixture.conf,
+        client = placement.PlacementClient(
                                            timeout=0.2)
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           client.add_aggregate, self.rp, _uuid())
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -244,7 +245,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
             'GET', '/resource_providers/%s/aggregates' % self.rp,
             lambda environ: webob.Response(status=503))
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -264,7 +265,7 @@ class TestNoSecretsLogged(mirror.MirrorTestCase):
         self.client.add_aggregate(rp, aggregate)
         self.client.remove_aggregate(rp, aggregate)
         self.placement.stop()
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, rp, aggregate)
 
         output = ''.join(log.output for log in logs)

@@ -74,9 +74,7 @@ def render(aggregate):
     return {
         'uuid': aggregate.uuid,
         'deleted': aggregate.deleted,
-        'state': (states.SYNCED
-                  if all(row.synced for row in aggregate.hosts)
-                  else states.PENDING),
+        'state': states.SYNCED if aggregate.synced else states.PENDING,
         'hosts': [render_host(row) for row in aggregate.hosts
                   if row.member or not row.synced],
         'created_at': fields.timestamp(aggregate.created_at),
@@ -160,8 +158,7 @@ class AggregatesController(rest.RestController):
                          pecan.request.context)
         aggregate = mirror_state.delete_aggregate(
             _aggregate_uuid(aggregate_uuid))
-        body = render(aggregate)
-        return _answer(body, body['state'] == states.SYNCED)
+        return _answer(render(aggregate), aggregate.synced)
 
     @expose.expose()
     def sync(self):
