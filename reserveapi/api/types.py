@@ -2,6 +2,8 @@
 
 from wsme import types as wtypes
 
+from reserveapi.mirror import desired
+
 
 class JsonObject(wtypes.UserType):
     """A JSON object passed on as a dict; the domain validates its keys."""
@@ -20,3 +22,20 @@ class JsonObject(wtypes.UserType):
 
 uuid = wtypes.UuidType()
 host_name = wtypes.StringType(min_length=1, max_length=255)
+
+
+class DesiredAggregates(wtypes.UserType):
+    """The aggregates of a sync request, as a mirror DesiredState: the
+    document's rules are the mirror's, shared with the command line.
+    """
+
+    basetype = wtypes.text
+    name = 'desired_aggregates'
+
+    def validate(self, value):
+        # WSME validates again what it has converted.
+        if isinstance(value, desired.DesiredState):
+            return value
+        return desired.parse(value)
+
+    frombasetype = validate

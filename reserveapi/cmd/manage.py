@@ -4,6 +4,7 @@ Exit codes: 0 success, 1 something could not be done (the output says
 what), 2 bad usage.
 """
 
+import json
 import sys
 
 from oslo_config import cfg
@@ -12,6 +13,7 @@ from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import desired as mirror_desired
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
@@ -76,18 +78,34 @@ def sync_aggregates(conf):
         return 2
     try:
         if args.from_nova:
-            aggregates = mirror_reconcile.nova_aggregates()
+            desired = mirror_reconcile.desired_from_nova()
         elif args.file:
-            aggregates = mirror_reconcile.read_desired_file(args.file)
+            desired = _read_desired_file(args.file)
         else:
-            aggregates = None
-        report = mirror_reconcile.sync(aggregates, dry_run=args.dry_run,
+            desired = None
+        report = mirror_reconcile.sync(desired, dry_run=args.dry_run,
                                        prune=args.prune)
     except (exception.Invalid, mirror_exc.PeerError) as exc:
         print('Aggregates not synced: %s' % exc, file=sys.stderr)
         return 1
     _print_sync_report(report)
     return 0 if report.in_sync else 1
+
+
+def _read_desired_file(path):
+    """The desired state in a JSON file, as the sync body has it."""
+    try:
+        with open(path) as desired_file:
+            document = json.load(desired_file)
+    except OSError as exc:
+        raise exception.Invalid(reason='cannot read %s: %s'
+                                % (path, exc.strerror))
+    except ValueError as exc:
+        raise exception.Invalid(reason='%s is not JSON: %s' % (path, exc))
+    try:
+        return mirror_desired.parse(document)
+    except ValueError as exc:
+        raise exception.Invalid(reason='%s: %s' % (path, exc))
 
 
 _DIFFERENCES = {

@@ -55,13 +55,6 @@ class PlacementClient(peer.PeerClient):
                               params={'member_of': aggregate_uuid})
         return {rp['uuid'] for rp in body['resource_providers']}
 
-    def get_aggregates(self, rp_uuid, timeout=None):
-        """(aggregate UUIDs, provider generation) of one provider.
-
-        :raises: ProviderGone, PlacementError, PlacementUnavailable
-        """
-        return self._aggregates(rp_uuid, self._deadline(timeout))
-
     def add_aggregate(self, rp_uuid, aggregate_uuid, timeout=None):
         """Make the provider a member; True if Placement had to change.
 

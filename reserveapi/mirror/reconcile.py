@@ -21,14 +21,13 @@ with ``prune``.
 
 import collections
 import dataclasses
-import json
-import uuid as uuidlib
 
 from oslo_log import log
 
 from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
+from reserveapi.mirror import desired as desired_mod
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import nova
 from reserveapi.mirror import peer
@@ -97,73 +96,16 @@ class Report:
         return sum(item.action == action for item in self.differences)
 
 
-@dataclasses.dataclass(frozen=True)
-class DesiredState:
-    """Aggregate UUID → frozenset of host names, for every aggregate.
+def desired_from_nova():
+    """Nova's host aggregates, as a DesiredState.
 
-    ``recorded`` when it was read from our database, so that fixing it
-    must not store it again, only requeue rows that were read.
+    :raises: NovaError, NovaUnavailable; Invalid if Nova's answer is not
+        a desired state we can mirror.
     """
-
-    hosts: dict
-    recorded: bool = False
-
-
-def desired_state(aggregates):
-    """A full desired state from ``[{"uuid": ..., "hosts": [...]}]``."""
-    if not isinstance(aggregates, list):
-        raise exception.Invalid(reason='aggregates must be a list.')
-    desired = {}
-    for item in aggregates:
-        if not isinstance(item, dict) or set(item) != {'uuid', 'hosts'}:
-            raise exception.Invalid(
-                reason='each aggregate must be an object with exactly '
-                       '"uuid" and "hosts", got %s.' % json.dumps(item))
-        aggregate_uuid = _canonical_uuid(item['uuid'])
-        if aggregate_uuid in desired:
-            raise exception.Invalid(reason='aggregate %s is listed twice.'
-                                    % aggregate_uuid)
-        if not isinstance(item['hosts'], list) or not all(
-                isinstance(host, str) and 0 < len(host) <= 255
-                for host in item['hosts']):
-            raise exception.Invalid(
-                reason='hosts of aggregate %s must be a list of names of '
-                       '1 to 255 characters.' % aggregate_uuid)
-        desired[aggregate_uuid] = frozenset(item['hosts'])
-    return DesiredState(desired)
-
-
-def _canonical_uuid(value):
     try:
-        return str(uuidlib.UUID(value))
-    except (TypeError, ValueError, AttributeError):
-        raise exception.Invalid(reason='%s is not an aggregate UUID.'
-                                % json.dumps(value))
-
-
-def _recorded_state(table):
-    return DesiredState(
-        {aggregate.uuid: frozenset(row.host for row in aggregate.hosts
-                                   if row.member)
-         for aggregate in table if not aggregate.deleted},
-        recorded=True)
-
-
-def read_desired_file(path):
-    """The aggregates listed in a JSON file, as the sync body has them."""
-    try:
-        with open(path) as desired_file:
-            return json.load(desired_file)
-    except OSError as exc:
-        raise exception.Invalid(reason='cannot read %s: %s'
-                                % (path, exc.strerror))
+        return desired_mod.parse(nova.NovaClient().aggregates())
     except ValueError as exc:
-        raise exception.Invalid(reason='%s is not JSON: %s' % (path, exc))
-
-
-def nova_aggregates():
-    """Nova's host aggregates, in the shape ``desired_state`` takes."""
-    return nova.NovaClient().aggregates()
+        raise exception.Invalid(reason="Nova's aggregates: %s" % exc)
 
 
 class _Comparison:
@@ -199,21 +141,22 @@ class _Comparison:
             row is not None and not row.member)
 
 
-def sync(aggregates=None, dry_run=False, prune=False, inline=False):
+def sync(desired=None, dry_run=False, prune=False, inline=False):
     """Compare Placement with a desired state and, unless ``dry_run``,
     fix what differs; a Report.
 
-    ``aggregates`` is a full desired state (``[{"uuid", "hosts"}]``,
-    e.g. Nova's): aggregates we own that it does not name have no hosts.
-    None compares the state recorded in our database. ``inline`` bounds
-    all the Placement and Nova calls together by ``[mirror]
-    inline_timeout``, for the API: what is not fixed by then stays pending
-    for the worker.
+    ``desired`` is a full DesiredState (``desired.parse`` of Nova's
+    aggregates or of a sync document): aggregates we own that it does not
+    name have no hosts. None compares the state recorded in our database.
+    ``inline`` bounds all the Placement and Nova calls together by
+    ``[mirror] inline_timeout``, for the API: what is not fixed by then
+    stays pending for the worker.
+
+    :raises: DBError subclasses of oslo.db when the database fails;
+        never for Placement or Nova, whose failures the report shows.
     """
     table = db_mirror.list_aggregates()
-    desired = (_recorded_state(table) if aggregates is None
-               else desired_state(aggregates))
-    comparison = _Comparison(desired, table)
+    comparison = _Comparison(desired or desired_mod.recorded(table), table)
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
@@ -249,9 +192,11 @@ def reconcile():
 def _compare(comparison, host_resolver, deadline):
     """``(differences, {host: providers})``; the providers are empty when
     they could not be resolved.
+
+    One listing per aggregate we own (``member_of``) says which
+    providers are in it: that answers, for every provider of every host,
+    which of our aggregates it has, without reading each provider.
     """
-    client = host_resolver.placement
-    differences = []
     try:
         providers = host_resolver.providers_for_hosts(
             comparison.hosts, timeout=peer.time_left(deadline))
@@ -260,46 +205,56 @@ def _compare(comparison, host_resolver, deadline):
                            detail=exc.detail)
                 for host in comparison.hosts
                 for aggregate_uuid in comparison.concerning(host)], {}
+    members, differences = _members(comparison, host_resolver.placement,
+                                    deadline)
     known = set()
     for host in comparison.hosts:
-        wanted = comparison.wanted[host]
         if not providers[host]:
             differences.extend(
                 Difference(aggregate_uuid, host, None, UNVERIFIED,
-                           detail=mirror_exc.HostHasNoProvider(host=host).detail)
-                for aggregate_uuid in sorted(wanted))
+                           detail=mirror_exc.HostHasNoProvider(
+                               host=host).detail)
+                for aggregate_uuid in sorted(comparison.wanted[host]))
             continue
-        for rp_uuid in providers[host]:
-            known.add(rp_uuid)
-            try:
-                current, _generation = client.get_aggregates(
-                    rp_uuid, timeout=peer.time_left(deadline))
-            except mirror_exc.ProviderGone:
-                continue
-            except mirror_exc.PeerError as exc:
-                differences.extend(
-                    Difference(aggregate_uuid, host, rp_uuid, UNVERIFIED,
-                               detail=exc.detail)
-                    for aggregate_uuid in comparison.concerning(host))
-                continue
-            differences.extend(
-                Difference(aggregate_uuid, host, rp_uuid, MISSING)
-                for aggregate_uuid in sorted(wanted - current))
-            differences.extend(
-                Difference(aggregate_uuid, host, rp_uuid, EXTRA)
-                for aggregate_uuid in sorted(
-                    (current & comparison.owned) - wanted))
+        known.update(providers[host])
+        differences.extend(_host_differences(comparison, host,
+                                             providers[host], members))
+    for aggregate_uuid, rp_uuids in sorted(members.items()):
+        differences.extend(Difference(aggregate_uuid, None, rp_uuid, EXTRA)
+                           for rp_uuid in sorted(rp_uuids - known))
+    return differences, providers
+
+
+def _members(comparison, client, deadline):
+    """``({aggregate: provider UUIDs}, differences)``: the providers in
+    each aggregate we own, and an unverified difference for each one
+    Placement did not list.
+    """
+    members, unverified = {}, []
     for aggregate_uuid in sorted(comparison.owned):
         try:
-            members = client.aggregate_providers(
+            members[aggregate_uuid] = client.aggregate_providers(
                 aggregate_uuid, timeout=peer.time_left(deadline))
         except mirror_exc.PeerError as exc:
-            differences.append(Difference(aggregate_uuid, None, None,
-                                          UNVERIFIED, detail=exc.detail))
-            continue
-        differences.extend(Difference(aggregate_uuid, None, rp_uuid, EXTRA)
-                           for rp_uuid in sorted(members - known))
-    return differences, providers
+            unverified.append(Difference(aggregate_uuid, None, None,
+                                         UNVERIFIED, detail=exc.detail))
+    return members, unverified
+
+
+def _host_differences(comparison, host, rp_uuids, members):
+    """Missing and extra memberships of a host's providers, for the
+    aggregates whose members are known.
+    """
+    wanted = comparison.wanted[host] & set(members)
+    for rp_uuid in rp_uuids:
+        current = {aggregate_uuid
+                   for aggregate_uuid, in_it in members.items()
+                   if rp_uuid in in_it}
+        yield from (Difference(aggregate_uuid, host, rp_uuid, MISSING)
+                    for aggregate_uuid in sorted(wanted - current))
+        yield from (Difference(aggregate_uuid, host, rp_uuid, EXTRA)
+                    for aggregate_uuid in sorted(
+                        current - comparison.wanted[host]))
 
 
 def _fix(comparison, differences, prune, host_resolver, deadline,

@@ -70,6 +70,21 @@ class TestSync(DriftTestCase):
         self.assertEqual(hosts_before, {agg: self.host_states(agg)
                                         for agg in (self.agg_a, self.agg_b)})
 
+    def test_compares_from_one_listing_per_aggregate(self):
+        # member_of listings already say which of our aggregates each
+        # provider has: no provider is read one by one.
+        self.inject_drift()
+        reads = []
+        for rp in (self.rp1, self.rp2, self.rp3, self.stray):
+            self.placement.before_request(
+                'GET', '/resource_providers/%s/aggregates' % rp,
+                reads.append, times=None)
+
+        response = self.sync(self.desired, dry_run=True)
+
+        self.assertEqual(3, len(response.json['differences']))
+        self.assertEqual([], reads)
+
     def test_request_sample(self):
         self.inject_drift()
         with open(base.SAMPLES_DIR + '/aggregates/sync-request.json') as f:

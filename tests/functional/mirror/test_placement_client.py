@@ -56,11 +56,6 @@ class TestMembership(mirror.MirrorTestCase):
         self.client.remove_aggregate(self.rp, self.ours)
         self.assertEqual(others, self.placement.aggregates(self.rp))
 
-    def test_get_aggregates(self):
-        self.placement.set_aggregates(self.rp, {self.ours})
-        self.assertEqual(self.placement.get_aggregates(self.rp),
-                         self.client.get_aggregates(self.rp))
-
     def test_aggregate_providers(self):
         other_rp = self.placement.create_provider('compute-2')
         self.placement.create_provider('compute-3')
@@ -153,8 +148,6 @@ class TestProviderGone(mirror.MirrorTestCase):
         missing = _uuid()
         for call in (self.client.add_aggregate, self.client.remove_aggregate):
             self.assertRaises(mirror_exc.ProviderGone, call, missing, _uuid())
-        self.assertRaises(mirror_exc.ProviderGone,
-                          self.client.get_aggregates, missing)
 
     def test_deleted_between_read_and_write(self):
         rp = self.placement.create_provider('compute-1')

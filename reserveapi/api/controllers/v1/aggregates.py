@@ -20,13 +20,8 @@ from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
 
 
-class DesiredAggregate(wtypes.Base):
-    uuid = wtypes.wsattr(types.uuid, mandatory=True)
-    hosts = wtypes.wsattr([types.host_name], mandatory=True)
-
-
 class SyncRequest(wtypes.Base):
-    aggregates = wtypes.wsattr([DesiredAggregate], mandatory=True)
+    aggregates = wtypes.wsattr(types.DesiredAggregates(), mandatory=True)
     dry_run = wtypes.wsattr(bool, default=False)
     prune = wtypes.wsattr(bool, default=False)
 
@@ -164,8 +159,6 @@ class AggregatesController(rest.RestController):
     def sync(self):
         policy.authorize('reserveapi:aggregate:sync', pecan.request.context)
         body = expose.request_body(SyncRequest)
-        report = reconcile.sync(
-            [{'uuid': item.uuid, 'hosts': item.hosts}
-             for item in body.aggregates],
-            dry_run=body.dry_run, prune=body.prune, inline=True)
+        report = reconcile.sync(body.aggregates, dry_run=body.dry_run,
+                                prune=body.prune, inline=True)
         return _answer(render_report(report), not report.pending)
