@@ -13,9 +13,9 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
 from reserveapi.common import states
+import reserveapi.conf
 from reserveapi.db import matching as db_matching
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
@@ -25,7 +25,7 @@ from reserveapi.matcher import selection
 from reserveapi.matcher import spec as spec_mod
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi_conf.CONF
+CONF = reserveapi.conf.CONF
 
 # What lists may be sorted by: columns of the reservations table.
 SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host', 'instance_uuid',
@@ -176,7 +176,8 @@ def expires_at(reservation):
     return reservation.expires_at
 
 
-def get(uuid):
+def get_reservation(uuid):
+    """:raises: ReservationNotFound"""
     return db_reservations.get_reservation(uuid)
 
 
@@ -239,5 +240,6 @@ def expire(now=None):
     return expired
 
 
-def capacity(host=None):
+def get_capacity(host=None):
+    """Per resource class: total, available, reserved and summed sizes."""
     return db_nodes.get_capacity(host)

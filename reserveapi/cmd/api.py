@@ -12,8 +12,10 @@ from oslo_log import log
 
 from reserveapi.api import app
 from reserveapi.common import service
+import reserveapi.conf
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 
 class ThreadingWSGIServer(socketserver.ThreadingMixIn,
@@ -28,12 +30,12 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
 
 
 def main(argv=None):
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
     server = simple_server.make_server(
-        conf.api.host_ip, conf.api.port, app.setup_app(conf),
+        CONF.api.host_ip, CONF.api.port, app.setup_app(),
         server_class=ThreadingWSGIServer,
         handler_class=LoggingRequestHandler)
-    LOG.info('Serving on http://%s:%s', conf.api.host_ip, conf.api.port)
+    LOG.info('Serving on http://%s:%s', CONF.api.host_ip, CONF.api.port)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -12,17 +12,20 @@ from oslo_config import cfg
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import desired as mirror_desired
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
+CONF = reserveapi.conf.CONF
 
-def sync_nodes(conf):
+
+def sync_nodes():
     """Upsert the inventory source into the database."""
     try:
-        counts = inventory_sync.sync(conf)
+        counts = inventory_sync.sync()
     except exception.Invalid as exc:
         print('Inventory not synced: %s' % exc, file=sys.stderr)
         return 1
@@ -32,11 +35,11 @@ def sync_nodes(conf):
     return 0
 
 
-def expire_reservations(conf):
+def expire_reservations():
     """Expire reserved reservations older than [reservations]
     reserved_ttl.
     """
-    if not conf.reservations.reserved_ttl:
+    if not CONF.reservations.reserved_ttl:
         print('[reservations] reserved_ttl is 0: reservations never '
               'expire.')
         return 0
@@ -65,13 +68,13 @@ def _arguments(*arguments):
                    'help': 'The desired state is this JSON file: a list '
                            'of {"uuid": ..., "hosts": [...]}.'}),
 )
-def sync_aggregates(conf):
+def sync_aggregates():
     """Compare Placement with the desired aggregates and fix it.
 
     Without --from-nova or --file the desired state is the one the API
     recorded.
     """
-    args = conf.command
+    args = CONF.command
     if args.from_nova and args.file:
         print('Use either --from-nova or --file, not both.',
               file=sys.stderr)
@@ -153,7 +156,7 @@ def _print_sync_report(report):
         print('Placement does not match the desired state yet.')
 
 
-def mirror_status(conf):
+def mirror_status():
     """Count synced and pending memberships; show the oldest pending."""
     status = mirror_state.get_status()
     print('Memberships: %(synced)d synced, %(pending)d pending.' % status)
@@ -194,6 +197,6 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
 
 
 def main(argv=None):
-    cfg.CONF.register_cli_opt(COMMAND_OPT)
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
-    return conf.command.func(conf)
+    CONF.register_cli_opt(COMMAND_OPT)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    return CONF.command.func()

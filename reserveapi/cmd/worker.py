@@ -14,11 +14,13 @@ from oslo_log import log
 
 from reserveapi import reservations
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 CLI_OPTS = [
     cfg.BoolOpt('once', default=False,
@@ -26,20 +28,20 @@ CLI_OPTS = [
 ]
 
 
-def jobs(conf):
+def jobs():
     """(name, interval in seconds, callable) for every enabled job."""
     enabled = []
-    if conf.inventory.sync_interval:
-        enabled.append(('inventory-sync', conf.inventory.sync_interval,
-                        lambda: inventory_sync.sync(conf)))
-    if conf.reservations.reserved_ttl:
+    if CONF.inventory.sync_interval:
+        enabled.append(('inventory-sync', CONF.inventory.sync_interval,
+                        inventory_sync.sync))
+    if CONF.reservations.reserved_ttl:
         enabled.append(('expire-reservations',
-                        conf.reservations.expire_interval,
+                        CONF.reservations.expire_interval,
                         reservations.expire))
-    enabled.append(('mirror-retry', conf.mirror.retry_interval,
+    enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
-    if conf.mirror.reconcile_interval:
-        enabled.append(('mirror-reconcile', conf.mirror.reconcile_interval,
+    if CONF.mirror.reconcile_interval:
+        enabled.append(('mirror-reconcile', CONF.mirror.reconcile_interval,
                         mirror_reconcile.reconcile))
     return enabled
 
@@ -71,11 +73,11 @@ def run_forever(enabled):
 
 
 def main(argv=None):
-    cfg.CONF.register_cli_opts(CLI_OPTS)
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
-    enabled = jobs(conf)
+    CONF.register_cli_opts(CLI_OPTS)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
-    if conf.once:
+    if CONF.once:
         return run_once(enabled)
     run_forever(enabled)
     return 0

@@ -9,7 +9,8 @@ SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
              'synced_at')
 
 
-def get(ident):
+def get_node(ident):
+    """:raises: NodeNotFound"""
     return db_nodes.get_node(ident)
 
 

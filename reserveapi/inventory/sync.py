@@ -5,12 +5,13 @@ import json
 
 from oslo_log import log
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
+import reserveapi.conf
 from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 
 def fingerprint(node):
@@ -19,16 +20,15 @@ def fingerprint(node):
         json.dumps(node, sort_keys=True).encode()).hexdigest()
 
 
-def sync(conf=None):
+def sync():
     """Upsert the inventory; returns counts of what changed.
 
     The source is read and validated whole before anything is written,
     so a broken or unreadable inventory changes nothing and raises
     ``Invalid``.
     """
-    conf = conf or reserveapi_conf.CONF
     try:
-        nodes = file_source.load(conf.inventory.file)
+        nodes = file_source.load(CONF.inventory.file)
     except OSError as exc:
         # Unreadable is as unusable as malformed: say so, change nothing.
         raise exception.Invalid(reason='cannot read the inventory: %s' % exc)

@@ -24,9 +24,8 @@ def init_application():
     with _lock:
         if _application is None:
             config_file = os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE)
-            conf = service.prepare_service(
-                [], default_config_files=[config_file])
-            _application = app.setup_app(conf)
+            service.prepare_service([], default_config_files=[config_file])
+            _application = app.setup_app()
     return _application
 
 

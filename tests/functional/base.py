@@ -17,7 +17,6 @@ from keystonemiddleware import auth_token
 from oslo_db.sqlalchemy import test_fixtures
 import webtest
 
-from reserveapi import conf
 from reserveapi.api import app
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
@@ -90,7 +89,7 @@ class APITestCase(DBTestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'keystonemiddleware.auth_token.AuthProtocol',
             lambda app, conf: app))
-        self.app = webtest.TestApp(app.setup_app(conf.CONF))
+        self.app = webtest.TestApp(app.setup_app())
 
     @staticmethod
     def headers_for(roles, project_id=PROJECT_ID):

@@ -5,7 +5,6 @@ import uuid
 from keystoneauth1 import session as ks_session
 
 from reserveapi import client
-from reserveapi import conf
 from reserveapi.api import app
 from tests.functional import aggregates
 from tests.functional import base
@@ -21,7 +20,7 @@ class TestReservationClient(base.DBTestCase):
         inventory.sync(self, [inventory.node('node-%d' % index)
                               for index in range(2)])
         server = self.useFixture(peer_fixtures.LoopbackServer(
-            app.setup_app(conf.CONF)))
+            app.setup_app()))
         self.client = client.ReservationClient(
             ks_session.Session(), endpoint_override=server.url)
 

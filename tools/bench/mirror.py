@@ -71,7 +71,7 @@ def main():
         conf_fixture.config(group='mirror', backoff_base=1, backoff_max=1)
         placement.configure(conf_fixture)
         migration.upgrade()
-        api = webtest.TestApp(app.setup_app(conf.CONF))
+        api = webtest.TestApp(app.setup_app())
         aggregate = str(uuid.uuid4())
         placement.create_provider(name='compute-0')
 
@@ -104,7 +104,7 @@ def main():
                            headers=HEADERS, status=202)
         time.sleep(1.1)  # let the back-off of every pending change run out
         placement.start()
-        retry = dict((name, job) for name, _i, job in worker.jobs(conf.CONF))
+        retry = dict((name, job) for name, _i, job in worker.jobs())
         start = time.perf_counter()
         retry['mirror-retry']()
         converged = (time.perf_counter() - start) * 1000

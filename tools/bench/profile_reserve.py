@@ -29,7 +29,10 @@ import webtest
 
 from reserveapi.api import app as app_mod
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.db import base as db_base
+
+CONF = reserveapi.conf.CONF
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -100,11 +103,11 @@ def main(argv=None):
     output = pathlib.Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # The service logs every reservation: keep that out of the report.
-    conf = service.prepare_service([
+    service.prepare_service([
         '--config-file', args.config_file,
         '--log-file', str(output.with_suffix('.log'))])
-    conf.set_override('auth_strategy', 'noauth', group='api')
-    client = webtest.TestApp(app_mod.setup_app(conf))
+    CONF.set_override('auth_strategy', 'noauth', group='api')
+    client = webtest.TestApp(app_mod.setup_app())
     counter = SQLCounter(db_base.get_engine())
     _resource_class, spec = benchload.SPECS[args.spec]
 

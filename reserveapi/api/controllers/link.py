@@ -2,11 +2,13 @@
 
 import pecan
 
-from reserveapi import conf
+import reserveapi.conf
+
+CONF = reserveapi.conf.CONF
 
 
 def base_url():
-    base = conf.CONF.api.public_endpoint or pecan.request.host_url
+    base = CONF.api.public_endpoint or pecan.request.host_url
     return base.rstrip('/')
 
 

@@ -98,7 +98,7 @@ class MirrorAPITestCase(base.APITestCase):
     def run_job(self, name):
         """One run of a ``reserveapi-worker`` job, as the worker has it."""
         jobs = {job_name: job
-                for job_name, _interval, job in worker.jobs(conf.CONF)}
+                for job_name, _interval, job in worker.jobs()}
         return jobs[name]()
 
     def run_worker(self):

@@ -15,7 +15,7 @@ class CapacityController(rest.RestController):
     @expose.expose()
     def get_all(self, host=None):
         policy.authorize('reserveapi:capacity:get', pecan.request.context)
-        body = {'capacity': reservations.capacity(host)}
+        body = {'capacity': reservations.get_capacity(host)}
         if host is not None:
             body['host'] = host
         return body

@@ -4,16 +4,18 @@ import urllib.parse
 
 import pecan
 
-from reserveapi import conf
 from reserveapi.api.controllers import link
 from reserveapi.common import exception
+import reserveapi.conf
+
+CONF = reserveapi.conf.CONF
 
 
 def page_args(limit, marker, sort_key, sort_dir, sort_keys, default_key):
     """Validated ``(limit, marker, sort_key, sort_dir)``; limit capped at
     [api] max_limit.
     """
-    max_limit = conf.CONF.api.max_limit
+    max_limit = CONF.api.max_limit
     if limit is None:
         limit = max_limit
     else:

@@ -81,4 +81,4 @@ class NodesController(rest.RestController):
     @expose.expose()
     def get_one(self, ident):
         policy.authorize('reserveapi:node:get', pecan.request.context)
-        return render(nodes.get(ident))
+        return render(nodes.get_node(ident))

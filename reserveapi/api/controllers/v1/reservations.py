@@ -93,7 +93,7 @@ class ReservationsController(rest.RestController):
         """
         context = pecan.request.context
         policy.authorize(rule, context)
-        reservation = reservations.get(uuid)
+        reservation = reservations.get_reservation(uuid)
         try:
             policy.authorize(rule, context,
                              {'project_id': reservation.project_id})
