@@ -199,6 +199,10 @@ def update(current, changes):
     only state change is ``reserved`` → ``active`` once deployed.
     """
     uuid = current.uuid
+    state = changes.get('state', current.state)
+    if state not in states.RESERVATION_STATES:
+        raise exception.Invalid(reason='state must be one of %s.'
+                                % ', '.join(states.RESERVATION_STATES))
     if current.state == states.EXPIRED:
         raise exception.InvalidStateTransition(
             'Reservation %s has expired and can no longer change; reserve '
@@ -206,7 +210,6 @@ def update(current, changes):
     values = {}
     if 'host' in changes:
         values['host'] = changes['host']
-    state = changes.get('state', current.state)
     if state != current.state:
         if (current.state, state) != (states.RESERVED, states.ACTIVE):
             raise exception.InvalidStateTransition(

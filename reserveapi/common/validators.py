@@ -19,6 +19,7 @@ and raises ValueError with a message that completes "field X ...".
 Pure: no I/O, no configuration.
 """
 
+import math
 import uuid as uuidlib
 
 HOST_NAME_MAX_LENGTH = 255
@@ -50,4 +51,32 @@ def host_name(value):
             or not 0 < len(value) <= HOST_NAME_MAX_LENGTH):
         raise ValueError('must be a host name of 1 to %d characters'
                          % HOST_NAME_MAX_LENGTH)
+    return value
+
+
+def name(value, max_length=255):
+    """A name or identifier: a string of 1 to ``max_length`` characters."""
+    if not isinstance(value, str) or not 0 < len(value) <= max_length:
+        raise ValueError('must be a string of 1 to %d characters'
+                         % max_length)
+    return value
+
+
+def node_ident(value):
+    """A node UUID (made canonical) or a node name."""
+    return canonical_uuid(value) if is_uuid(value) else name(value)
+
+
+def non_negative_integer(value):
+    """A whole number >= 0; not a bool, a float or a numeric string."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError('must be a non-negative integer, got %r' % (value,))
+    return value
+
+
+def non_negative_number(value):
+    """A finite number >= 0; not a bool or a numeric string."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < 0):
+        raise ValueError('must be a non-negative number, got %r' % (value,))
     return value

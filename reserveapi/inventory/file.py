@@ -8,11 +8,11 @@ of a bad document.
 
 import json
 import os
-import uuid
 
 import yaml
 
 from reserveapi.common import exception
+from reserveapi.common import validators
 from reserveapi.matcher import spec
 
 MAX_LENGTH = 255
@@ -158,12 +158,10 @@ def _uuid(value, field, required=False):
         if required:
             raise _FieldError(field, 'is required')
         return None
-    if not isinstance(value, str):
-        raise _FieldError(field, 'must be a UUID string')
     try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        raise _FieldError(field, 'is not a UUID: %r' % _shorten(value))
+        return validators.canonical_uuid(value)
+    except ValueError as exc:
+        raise _FieldError(field, str(exc))
 
 
 def _size(value, field):

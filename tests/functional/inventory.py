@@ -81,25 +81,6 @@ def sync(test, nodes):
     return inventory_sync.sync()
 
 
-# DESIGN.md's example request spec; the default node() satisfies it, with
-# 31 GiB of disk needed (20 root + 10 ephemeral + 2 MiB swap rounded up).
-EXAMPLE_SPEC = {
-    'memory_mb': 1024, 'vcpus': 8, 'vcpu_weight': None, 'root_gb': 20,
-    'ephemeral_gb': 10, 'swap': 2, 'rxtx_factor': 1.0,
-    'extra_specs': {
-        'capabilities': 'supports_uefi,has_gpu',
-        'capabilities:boot_mode': 'uefi',
-        'resources:CUSTOM_BAREMETAL_GOLD': '1',
-        'trait:CUSTOM_RAID': 'required',
-    },
-    'image': {
-        'id': 'b5b2e7a3-4f0c-4c9e-9d1a-3e6f8a2c1d40',
-        'properties': {'hw_architecture': 'x86_64',
-                       'trait:HW_CPU_X86_AVX2': 'required'},
-    },
-}
-
-
 def manage(test, *argv):
     """Run ``reserveapi-manage ARGV`` in this process, on the test's
     database and configuration overrides.

@@ -6,6 +6,7 @@ from keystoneauth1 import session as ks_session
 
 from reserveapi import client
 from reserveapi.api import app
+from tests import examples
 from tests.functional import aggregates
 from tests.functional import base
 from tests.functional import fixtures as peer_fixtures
@@ -26,7 +27,7 @@ class TestReservationClient(base.DBTestCase):
 
     def _reserve(self, instance_uuid, host='compute-1'):
         return self.client.reserve(instance_uuid, host,
-                                   inventory.EXAMPLE_SPEC)
+                                   examples.REQUEST_SPEC)
 
     def test_reservation_lifecycle(self):
         instance_uuid = str(uuid.uuid4())

@@ -10,6 +10,7 @@ import fixtures
 
 from reserveapi.common import exception
 from reserveapi.inventory import sync as inventory_sync
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -37,7 +38,7 @@ class TestInventorySync(base.APITestCase):
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
             'candidate_nodes': [node_name],
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, response.status_int, response.text)
         return response.json['uuid']
 
@@ -93,7 +94,7 @@ class TestInventorySync(base.APITestCase):
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
             'candidate_nodes': ['node-1'],
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertError(response, 409, 'reserveapi.no_valid_node')
         # Released: the next sync drops it.
         self.assertEqual(counts(removed=1, unchanged=1),
@@ -117,7 +118,7 @@ class TestInventorySync(base.APITestCase):
             inventory.node('node-3', power_state=None)]))
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         error = self.assertError(response, 409, 'reserveapi.no_valid_node')
         self.assertEqual('No valid node: 3 nodes: 1 not available, 1 in an '
                          'unknown power state, 1 in maintenance',
@@ -127,7 +128,7 @@ class TestInventorySync(base.APITestCase):
             'POST', '/v1/reservations', {
                 'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
                 'candidate_nodes': ['node-1'],
-                'request_spec': inventory.EXAMPLE_SPEC}).json['node_name'])
+                'request_spec': examples.REQUEST_SPEC}).json['node_name'])
 
     def test_reserved_node_changing_keeps_its_reservation(self):
         reservation = self.reserve('node-1')

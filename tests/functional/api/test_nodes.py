@@ -4,6 +4,7 @@ import datetime
 import uuid
 
 from reserveapi.inventory import nodes as inventory_nodes
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -32,7 +33,7 @@ class NodesTestCase(base.APITestCase):
         self.config(subset_size=1, group='matcher')
         reserved = self.request('POST', '/v1/reservations', {
             'instance_uuid': INSTANCE_UUID, 'host': HOST,
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, reserved.status_int, reserved.text)
         self.assertEqual('node-gold-1', reserved.json['node_name'])
         self.reservation = reserved.json
@@ -82,6 +83,11 @@ class TestNodes(NodesTestCase):
         self.assertIsNone(unnamed['conductor_group'])
         self.assertEqual('CUSTOM_BAREMETAL_SILVER', self.get(
             '/v1/nodes/node-silver-1')['resource_class'])
+
+    def test_uuid_in_any_case(self):
+        node_uuid = inventory.node_uuid('node-gold-2')
+        self.assertEqual(self.get('/v1/nodes/' + node_uuid),
+                         self.get('/v1/nodes/' + node_uuid.upper()))
 
     def test_unknown_node_is_404(self):
         for ident in (str(uuid.uuid4()), 'node-platinum-1'):

@@ -9,6 +9,7 @@ import re
 import uuid
 
 from reserveapi import policies
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -84,7 +85,7 @@ class TestReaderAndService(base.APITestCase):
         self.reader = self.headers_for(['reader'])
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, response.status_int, response.text)
         self.path = '/v1/reservations/' + response.json['uuid']
 
@@ -103,7 +104,7 @@ class TestReaderAndService(base.APITestCase):
         refused = [
             self.request('POST', '/v1/reservations', {
                 'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-                'request_spec': inventory.EXAMPLE_SPEC},
+                'request_spec': examples.REQUEST_SPEC},
                 headers=self.reader),
             self.request('PATCH', self.path, [
                 {'op': 'replace', 'path': '/state', 'value': 'active'}],
@@ -137,7 +138,7 @@ class TestReaderAndService(base.APITestCase):
         created = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-4',
             'project_id': base.PROJECT_ID,
-            'request_spec': inventory.EXAMPLE_SPEC}, headers=service)
+            'request_spec': examples.REQUEST_SPEC}, headers=service)
         self.assertEqual(201, created.status_int, created.text)
         path = '/v1/reservations/' + created.json['uuid']
         self.assertEqual(200, self.request('GET', path,

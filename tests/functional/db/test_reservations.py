@@ -20,6 +20,7 @@ from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -62,7 +63,7 @@ class TestInstanceRace(base.DBTestCase):
 
         error = self.assertRaises(
             exception.InstanceReserved, reservations.reserve,
-            self.instance_uuid, 'compute-1', None, inventory.EXAMPLE_SPEC,
+            self.instance_uuid, 'compute-1', None, examples.REQUEST_SPEC,
             candidate_nodes=['node-2'])
 
         self.assertIn(self.instance_uuid, error.detail)

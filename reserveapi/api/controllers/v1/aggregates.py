@@ -9,12 +9,12 @@ from pecan import rest
 from wsme import types as wtypes
 
 from reserveapi import policy
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
-from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
@@ -27,19 +27,11 @@ class SyncRequest(wtypes.Base):
 
 
 def _aggregate_uuid(value):
-    try:
-        return types.uuid.validate(value)
-    except ValueError:
-        raise exception.Invalid(reason='%r is not an aggregate UUID.'
-                                % value[:100])
+    return body_mod.path_arg(types.uuid, value, 'aggregate_uuid')
 
 
 def _host(value):
-    try:
-        return types.host_name.validate(value)
-    except ValueError:
-        raise exception.Invalid(
-            reason='the host name must have 1 to 255 characters.')
+    return body_mod.path_arg(types.host_name, value, 'host')
 
 
 def _aggregate_link(aggregate_uuid):
@@ -158,7 +150,7 @@ class AggregatesController(rest.RestController):
     @expose.expose()
     def sync(self):
         policy.authorize('reserveapi:aggregate:sync', pecan.request.context)
-        body = expose.request_body(SyncRequest)
+        body = body_mod.request_body(SyncRequest)
         report = reconcile.sync(body.aggregates, dry_run=body.dry_run,
                                 prune=body.prune, inline=True)
         return _answer(render_report(report), not report.pending)

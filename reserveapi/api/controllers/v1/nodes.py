@@ -5,7 +5,9 @@ import pecan
 from pecan import rest
 
 from reserveapi import policy
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
+from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
@@ -81,4 +83,5 @@ class NodesController(rest.RestController):
     @expose.expose()
     def get_one(self, ident):
         policy.authorize('reserveapi:node:get', pecan.request.context)
-        return render(nodes.get_node(ident))
+        return render(nodes.get_node(
+            body_mod.path_arg(types.node_ident, ident, 'node_ident')))

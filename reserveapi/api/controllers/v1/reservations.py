@@ -7,13 +7,14 @@ from wsme import types as wtypes
 
 from reserveapi import policy
 from reserveapi import reservations
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
-from reserveapi.common import states
+from reserveapi.common import validators
 
 PATCHABLE = ('/host', '/state')
 
@@ -21,9 +22,9 @@ PATCHABLE = ('/host', '/state')
 class ReservationRequest(wtypes.Base):
     instance_uuid = wtypes.wsattr(types.uuid, mandatory=True)
     host = wtypes.wsattr(types.host_name, mandatory=True)
-    project_id = wtypes.StringType(min_length=1, max_length=255)
-    candidate_nodes = [wtypes.StringType(min_length=1, max_length=255)]
-    request_spec = wtypes.wsattr(types.JsonObject(), mandatory=True)
+    project_id = types.optional_name
+    candidate_nodes = [types.node_ident]
+    request_spec = wtypes.wsattr(types.RequestSpec, mandatory=True)
 
 
 def _optional(value):
@@ -48,21 +49,8 @@ def render(reservation):
     }
 
 
-def _changes(patch):
-    """The ``{'host', 'state'}`` a JSON Patch asks for, or a 400."""
-    if not isinstance(patch, list) or not patch:
-        raise exception.Invalid(
-            reason='the body must be a non-empty JSON Patch list.')
-    for operation in patch:
-        if not isinstance(operation, dict) or operation.get('op') not in (
-                'replace', 'test') or operation.get('path') not in PATCHABLE:
-            raise exception.Invalid(
-                reason='only "replace" (or "test") of %s can be patched, '
-                       'got %s.' % (' and '.join(PATCHABLE), operation))
-    return patch
-
-
 def _new_values(current, patch):
+    """The ``{'host', 'state'}`` changes ``patch`` makes to ``current``."""
     document = {'host': current.host, 'state': current.state}
     try:
         patched = jsonpatch.JsonPatch(patch).apply(document)
@@ -71,13 +59,10 @@ def _new_values(current, patch):
     except (jsonpatch.JsonPatchException,
             jsonpatch.JsonPointerException) as exc:
         raise exception.Invalid(reason='invalid JSON Patch: %s' % exc)
-    host = patched['host']
-    if not isinstance(host, str) or not 0 < len(host) <= 255:
-        raise exception.Invalid(
-            reason='host must be a string of 1 to 255 characters.')
-    if patched['state'] not in states.RESERVATION_STATES:
-        raise exception.Invalid(reason='state must be one of %s.'
-                                % ', '.join(states.RESERVATION_STATES))
+    try:
+        validators.host_name(patched['host'])
+    except ValueError as exc:
+        raise exception.Invalid(reason='host %s.' % exc)
     return {key: value for key, value in patched.items()
             if value != document[key]}
 
@@ -93,6 +78,7 @@ class ReservationsController(rest.RestController):
         """
         context = pecan.request.context
         policy.authorize(rule, context)
+        uuid = body_mod.path_arg(types.uuid, uuid, 'reservation_uuid')
         reservation = reservations.get_reservation(uuid)
         try:
             policy.authorize(rule, context,
@@ -137,12 +123,12 @@ class ReservationsController(rest.RestController):
     def post(self):
         context = pecan.request.context
         policy.authorize('reserveapi:reservation:create', context)
-        body = expose.request_body(ReservationRequest)
+        body = body_mod.request_body(ReservationRequest)
         reservation, created = reservations.reserve(
             instance_uuid=body.instance_uuid,
             host=body.host,
             project_id=_optional(body.project_id) or context.project_id,
-            request_spec=body.request_spec,
+            request_spec=types.to_plain(body.request_spec),
             candidate_nodes=_optional(body.candidate_nodes))
         rendered = render(reservation)
         if not created:
@@ -154,14 +140,12 @@ class ReservationsController(rest.RestController):
     def patch(self, uuid):
         current = self._authorized_reservation(
             'reserveapi:reservation:update', uuid)
-        try:
-            patch = pecan.request.json
-        except ValueError:
-            raise exception.Invalid(reason='the body is not valid JSON.')
-        changes = _new_values(current, _changes(patch))
+        patch = body_mod.request_body(types.JsonPatch(PATCHABLE))
+        changes = _new_values(current, patch)
         return render(reservations.update(current, changes))
 
     @expose.expose(status=204)
     def delete(self, uuid):
-        self._authorized_reservation('reserveapi:reservation:delete', uuid)
-        reservations.release(uuid)
+        reservation = self._authorized_reservation(
+            'reserveapi:reservation:delete', uuid)
+        reservations.release(reservation.uuid)
