@@ -1,8 +1,9 @@
 """The policy matrix over the real WSGI app.
 
-Walks every rule ``reserveapi.policies.list_rules()`` registers, so a new
-rule is covered the day it is added: a caller with no role is refused
-with a 403 in the API-WG format, an admin never is.
+Walks every route of the controller tree (``routes.py``), so a new
+endpoint is covered the day it is written: it must have a policy rule, a
+caller with no role is refused with a 403 in the API-WG format, an admin
+never is.
 """
 
 import re
@@ -12,16 +13,29 @@ from reserveapi import policies
 from tests import examples
 from tests.functional import base
 from tests.functional import inventory
+from tests.functional.api import routes
 
 _PARAM = re.compile(r'\{([^}]+)\}')
 WRITES = ('POST', 'PUT', 'PATCH')
 
 
+def rule_operations():
+    """``{(method, path template): [rule names]}`` from the policy rules."""
+    operations = {}
+    for rule in policies.list_rules():
+        for operation in rule.operations:
+            operations.setdefault(
+                (operation['method'], operation['path']), []).append(
+                rule.name)
+    return operations
+
+
 def operations():
-    """``(rule name, method, path template)`` for every documented route."""
-    return [(rule.name, operation['method'], operation['path'])
-            for rule in policies.list_rules()
-            for operation in rule.operations]
+    """``(rule names, method, path template)`` for every guarded route."""
+    rules = rule_operations()
+    return [(rules.get((method, path)), method, path)
+            for method, path in routes.routes()
+            if (method, path) not in routes.PUBLIC]
 
 
 def concrete(path):
@@ -43,6 +57,13 @@ class TestPolicyMatrix(base.APITestCase):
         for rule in policies.list_rules():
             self.assertTrue(rule.operations, rule.name)
             self.assertTrue(rule.name.startswith('reserveapi:'), rule.name)
+
+    def test_every_route_has_a_rule_and_every_rule_a_route(self):
+        self.assertEqual([], [(method, path)
+                              for rules, method, path in operations()
+                              if not rules])
+        self.assertEqual([], sorted(set(rule_operations())
+                                    - set(routes.routes())))
 
     def test_no_role_is_403(self):
         nobody = self.headers_for([])

@@ -18,6 +18,7 @@ from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import states
 from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
+from reserveapi.policies import aggregate as aggregate_policy
 
 
 class SyncRequest(wtypes.Base):
@@ -100,7 +101,7 @@ class AggregateHostsController(rest.RestController):
 
     @expose.expose()
     def put(self, aggregate_uuid, host=''):
-        policy.authorize('reserveapi:aggregate:add_host',
+        policy.authorize(aggregate_policy.ADD_HOST,
                          pecan.request.context)
         record = mirror_state.join(_aggregate_uuid(aggregate_uuid),
                                    _host(host))
@@ -108,7 +109,7 @@ class AggregateHostsController(rest.RestController):
 
     @expose.expose()
     def delete(self, aggregate_uuid, host=''):
-        policy.authorize('reserveapi:aggregate:remove_host',
+        policy.authorize(aggregate_policy.REMOVE_HOST,
                          pecan.request.context)
         record = mirror_state.leave(_aggregate_uuid(aggregate_uuid),
                                     _host(host))
@@ -123,7 +124,7 @@ class AggregatesController(rest.RestController):
     @expose.expose()
     def get_all(self, limit=None, marker=None, sort_key=None,
                 sort_dir=None):
-        policy.authorize('reserveapi:aggregate:list', pecan.request.context)
+        policy.authorize(aggregate_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, mirror_state.SORT_KEYS,
             'uuid')
@@ -135,13 +136,13 @@ class AggregatesController(rest.RestController):
 
     @expose.expose()
     def get_one(self, aggregate_uuid):
-        policy.authorize('reserveapi:aggregate:get', pecan.request.context)
+        policy.authorize(aggregate_policy.GET, pecan.request.context)
         return render(mirror_state.get_aggregate(
             _aggregate_uuid(aggregate_uuid)))
 
     @expose.expose()
     def delete(self, aggregate_uuid):
-        policy.authorize('reserveapi:aggregate:delete',
+        policy.authorize(aggregate_policy.DELETE,
                          pecan.request.context)
         aggregate = mirror_state.delete_aggregate(
             _aggregate_uuid(aggregate_uuid))
@@ -149,7 +150,7 @@ class AggregatesController(rest.RestController):
 
     @expose.expose()
     def sync(self):
-        policy.authorize('reserveapi:aggregate:sync', pecan.request.context)
+        policy.authorize(aggregate_policy.SYNC, pecan.request.context)
         body = body_mod.request_body(SyncRequest)
         report = reconcile.sync(body.aggregates, dry_run=body.dry_run,
                                 prune=body.prune, inline=True)

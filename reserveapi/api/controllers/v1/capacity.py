@@ -8,13 +8,14 @@ from pecan import rest
 from reserveapi import policy
 from reserveapi import reservations
 from reserveapi.api import expose
+from reserveapi.policies import capacity as capacity_policy
 
 
 class CapacityController(rest.RestController):
 
     @expose.expose()
     def get_all(self, host=None):
-        policy.authorize('reserveapi:capacity:get', pecan.request.context)
+        policy.authorize(capacity_policy.GET, pecan.request.context)
         body = {'capacity': reservations.get_capacity(host)}
         if host is not None:
             body['host'] = host

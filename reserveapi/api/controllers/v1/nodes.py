@@ -13,6 +13,7 @@ from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
 from reserveapi.inventory import nodes
+from reserveapi.policies import node as node_policy
 
 
 def render(node):
@@ -65,7 +66,7 @@ class NodesController(rest.RestController):
     def get_all(self, resource_class=None, provision_state=None,
                 conductor_group=None, maintenance=None, reserved=None,
                 limit=None, marker=None, sort_key=None, sort_dir=None):
-        policy.authorize('reserveapi:node:list', pecan.request.context)
+        policy.authorize(node_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
         filters = {key: value for key, value in (
@@ -81,7 +82,7 @@ class NodesController(rest.RestController):
                                  lambda item: item['uuid'])
 
     @expose.expose()
-    def get_one(self, ident):
-        policy.authorize('reserveapi:node:get', pecan.request.context)
+    def get_one(self, node_ident):
+        policy.authorize(node_policy.GET, pecan.request.context)
         return render(nodes.get_node(
-            body_mod.path_arg(types.node_ident, ident, 'node_ident')))
+            body_mod.path_arg(types.node_ident, node_ident, 'node_ident')))

@@ -15,6 +15,7 @@ from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
 from reserveapi.common import validators
+from reserveapi.policies import reservation as reservation_policy
 
 PATCHABLE = ('/host', '/state')
 
@@ -70,7 +71,7 @@ def _new_values(current, patch):
 class ReservationsController(rest.RestController):
 
     @staticmethod
-    def _authorized_reservation(rule, uuid):
+    def _authorized_reservation(rule, reservation_uuid):
         """The reservation, if the caller may act on it.
 
         Another project's reservation is reported as not found, so that
@@ -78,7 +79,8 @@ class ReservationsController(rest.RestController):
         """
         context = pecan.request.context
         policy.authorize(rule, context)
-        uuid = body_mod.path_arg(types.uuid, uuid, 'reservation_uuid')
+        uuid = body_mod.path_arg(types.uuid, reservation_uuid,
+                                 'reservation_uuid')
         reservation = reservations.get_reservation(uuid)
         try:
             policy.authorize(rule, context,
@@ -92,9 +94,9 @@ class ReservationsController(rest.RestController):
                 state=None, project_id=None, limit=None, marker=None,
                 sort_key=None, sort_dir=None):
         context = pecan.request.context
-        policy.authorize('reserveapi:reservation:list', context)
+        policy.authorize(reservation_policy.LIST, context)
         try:
-            policy.authorize('reserveapi:reservation:list_all', context)
+            policy.authorize(reservation_policy.LIST_ALL, context)
         except exception.Forbidden:
             if not context.project_id:
                 # "project_id:%(project_id)s" matched None to None: with
@@ -115,14 +117,14 @@ class ReservationsController(rest.RestController):
             'v1/reservations', lambda item: item['uuid'])
 
     @expose.expose()
-    def get_one(self, uuid):
+    def get_one(self, reservation_uuid):
         return render(self._authorized_reservation(
-            'reserveapi:reservation:get', uuid))
+            reservation_policy.GET, reservation_uuid))
 
     @expose.expose(status=201)
     def post(self):
         context = pecan.request.context
-        policy.authorize('reserveapi:reservation:create', context)
+        policy.authorize(reservation_policy.CREATE, context)
         body = body_mod.request_body(ReservationRequest)
         reservation, created = reservations.reserve(
             instance_uuid=body.instance_uuid,
@@ -137,15 +139,15 @@ class ReservationsController(rest.RestController):
         return rendered
 
     @expose.expose()
-    def patch(self, uuid):
+    def patch(self, reservation_uuid):
         current = self._authorized_reservation(
-            'reserveapi:reservation:update', uuid)
+            reservation_policy.UPDATE, reservation_uuid)
         patch = body_mod.request_body(types.JsonPatch(PATCHABLE))
         changes = _new_values(current, patch)
         return render(reservations.update(current, changes))
 
     @expose.expose(status=204)
-    def delete(self, uuid):
+    def delete(self, reservation_uuid):
         reservation = self._authorized_reservation(
-            'reserveapi:reservation:delete', uuid)
+            reservation_policy.DELETE, reservation_uuid)
         reservations.release(reservation.uuid)
