@@ -57,8 +57,21 @@ class PostgresqlFixture(_MigratedSchema,
     pass
 
 
+# testscenarios variants of a DBTestCase, one per backend; the backend
+# names end the test ids ("test_x(PostgreSQL)"), which .ci/run counts.
+SQLITE = ('SQLite', {'FIXTURE': SQLiteFixture})
+POSTGRESQL = ('PostgreSQL', {'FIXTURE': PostgresqlFixture})
+MYSQL = ('MySQL', {'FIXTURE': MySQLFixture})
+EVERY_BACKEND = [SQLITE, POSTGRESQL, MYSQL]
+# Where several connections really race: not SQLite, whose test database
+# is one shared connection.
+SERVER_BACKENDS = [POSTGRESQL, MYSQL]
+
+
 class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
-    """Runs on SQLite; subclasses pick another FIXTURE for other backends."""
+    """Runs on SQLite; ``scenarios = EVERY_BACKEND`` (or another list of
+    backends) runs a class on each.
+    """
 
     FIXTURE = SQLiteFixture
     SKIP_ON_UNAVAILABLE_DB = not os.environ.get(REQUIRE_BACKENDS_ENV)
@@ -66,14 +79,6 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
     @property
     def engine(self):
         return db_base.get_engine()
-
-
-class MySQLMixin:
-    FIXTURE = MySQLFixture
-
-
-class PostgresqlMixin:
-    FIXTURE = PostgresqlFixture
 
 
 class APITestCase(DBTestCase):

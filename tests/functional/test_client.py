@@ -7,10 +7,10 @@ from keystoneauth1 import session as ks_session
 from reserveapi import client
 from reserveapi.api import app
 from tests import examples
-from tests.functional import aggregates
 from tests.functional import base
-from tests.functional import fixtures as peer_fixtures
 from tests.functional import inventory
+from tests.functional.fixtures import loopback
+from tests.functional.mirror import base as mirror_base
 
 
 class TestReservationClient(base.DBTestCase):
@@ -20,7 +20,7 @@ class TestReservationClient(base.DBTestCase):
         self.config(auth_strategy='noauth', group='api')
         inventory.sync(self, [inventory.node('node-%d' % index)
                               for index in range(2)])
-        server = self.useFixture(peer_fixtures.LoopbackServer(
+        server = self.useFixture(loopback.LoopbackServer(
             app.setup_app()))
         self.client = client.ReservationClient(
             ks_session.Session(), endpoint_override=server.url)
@@ -74,12 +74,12 @@ class TestReservationClient(base.DBTestCase):
                                         'reserved_by_host')})
 
 
-class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
+class TestAggregateMirrorClient(mirror_base.MirrorAPITestCase):
 
     def setUp(self):
         super().setUp()
         self.provider = self.placement.create_provider(name='compute-1')
-        server = self.useFixture(peer_fixtures.LoopbackServer(self.app.app))
+        server = self.useFixture(loopback.LoopbackServer(self.app.app))
         self.client = client.AggregateMirrorClient(
             ks_session.Session(), endpoint_override=server.url,
             additional_headers=self.admin_headers)

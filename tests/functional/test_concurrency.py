@@ -60,7 +60,8 @@ def _free_port():
         return sock.getsockname()[1]
 
 
-class _ConcurrentReservationsMixin:
+class TestConcurrentReservations(base.DBTestCase):
+    scenarios = base.SERVER_BACKENDS
 
     def setUp(self):
         super().setUp()
@@ -154,15 +155,3 @@ class _ConcurrentReservationsMixin:
         live = db_reservations.list_reservations({'state': 'reserved'})
         self.assertEqual(POOL_SIZE, len(live))
         self.assertEqual(self.pool, {r.node_uuid for r in live})
-
-
-class TestConcurrentReservationsPostgreSQL(_ConcurrentReservationsMixin,
-                                          base.PostgresqlMixin,
-                                          base.DBTestCase):
-    pass
-
-
-class TestConcurrentReservationsMySQL(_ConcurrentReservationsMixin,
-                                     base.MySQLMixin,
-                                     base.DBTestCase):
-    pass

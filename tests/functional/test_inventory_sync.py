@@ -21,6 +21,7 @@ def counts(added=0, updated=0, unchanged=0, removed=0, flagged=0):
 
 
 class TestInventorySync(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -201,11 +202,3 @@ class TestInventorySync(base.APITestCase):
         self.assertEqual(1, code)
         self.assertIn('missing.yaml', err)
         self.assertEqual(before, self.nodes())
-
-
-class TestInventorySyncPostgreSQL(base.PostgresqlMixin, TestInventorySync):
-    pass
-
-
-class TestInventorySyncMySQL(base.MySQLMixin, TestInventorySync):
-    pass

@@ -10,6 +10,7 @@ SILVER = {'memory_mb': 65536, 'cpus': 32, 'local_gb': 960,
 
 
 class TestCapacity(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -124,11 +125,3 @@ class TestCapacity(base.APITestCase):
         response = self.request('GET', '/v1/capacity?resource_class=x')
         error = self.assertError(response, 400, 'reserveapi.invalid')
         self.assertIn('resource_class', error['detail'])
-
-
-class TestCapacityPostgreSQL(base.PostgresqlMixin, TestCapacity):
-    pass
-
-
-class TestCapacityMySQL(base.MySQLMixin, TestCapacity):
-    pass

@@ -49,6 +49,7 @@ class NodesTestCase(base.APITestCase):
 
 
 class TestNodes(NodesTestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_show_by_uuid_and_name(self):
         by_name = self.get('/v1/nodes/node-gold-1')
@@ -222,11 +223,3 @@ class TestNodes(NodesTestCase):
         member = self.headers_for(['member'], project_id='any-project')
         self.assertError(self.request('GET', '/v1/nodes', headers=member),
                          403, 'reserveapi.forbidden')
-
-
-class TestNodesPostgreSQL(base.PostgresqlMixin, TestNodes):
-    pass
-
-
-class TestNodesMySQL(base.MySQLMixin, TestNodes):
-    pass

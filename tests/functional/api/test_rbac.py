@@ -47,6 +47,7 @@ def concrete(path):
 
 
 class TestPolicyMatrix(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def call(self, method, path, headers):
         body = {} if method in WRITES else None
@@ -98,6 +99,8 @@ class TestReaderAndService(base.APITestCase):
     """DESIGN.md §4: writes need admin or service; a project reader reads
     its own project's reservations; nodes and capacity need a reader.
     """
+
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -177,20 +180,3 @@ class TestReaderAndService(base.APITestCase):
                                            headers=service).status_int)
         self.assertEqual([], self.request('GET', '/v1/reservations').json[
             'reservations'])
-
-
-class TestPolicyMatrixPostgreSQL(base.PostgresqlMixin, TestPolicyMatrix):
-    pass
-
-
-class TestPolicyMatrixMySQL(base.MySQLMixin, TestPolicyMatrix):
-    pass
-
-
-class TestReaderAndServicePostgreSQL(base.PostgresqlMixin,
-                                     TestReaderAndService):
-    pass
-
-
-class TestReaderAndServiceMySQL(base.MySQLMixin, TestReaderAndService):
-    pass

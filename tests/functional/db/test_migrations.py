@@ -10,33 +10,12 @@ from reserveapi.db import models
 from tests import base
 from tests.functional import base as functional_base
 
-
-class _MigrationsMixin:
-
-    def test_walk_up_from_empty(self):
-        self.assertIsNone(migration.current(engine=self.engine))
-        migration.upgrade(engine=self.engine)
-        head = migration.current(engine=self.engine)
-        self.assertIsNotNone(head)
-        tables = set(sa.inspect(self.engine).get_table_names())
-        self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
-        migration.upgrade(engine=self.engine)
-        self.assertEqual(head, migration.current(engine=self.engine))
-
-
-class _ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
-
-    def get_engine(self):
-        return self.engine
-
-    def get_metadata(self):
-        return models.Base.metadata
-
-    def db_sync(self, engine):
-        migration.upgrade(engine=engine)
-
-    def include_object(self, object_, name, type_, reflected, compare_to):
-        return not (type_ == 'table' and name == 'alembic_version')
+# Fresh, empty databases: the migrations, not the test, build them.
+BACKENDS = [
+    ('SQLite', {'FIXTURE': test_fixtures.OpportunisticDbFixture}),
+    ('PostgreSQL', {'FIXTURE': test_fixtures.PostgresqlOpportunisticFixture}),
+    ('MySQL', {'FIXTURE': test_fixtures.MySQLOpportunisticFixture}),
+]
 
 
 class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
@@ -51,30 +30,38 @@ class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
         return enginefacade.writer.get_engine()
 
 
-class TestMigrationsSQLite(_MigrationsMixin, _EmptyDatabaseTestCase):
-    pass
+class TestMigrations(_EmptyDatabaseTestCase):
+    scenarios = BACKENDS
+
+    def test_walk_up_from_empty(self):
+        self.assertIsNone(migration.current(engine=self.engine))
+        migration.upgrade(engine=self.engine)
+        head = migration.current(engine=self.engine)
+        self.assertIsNotNone(head)
+        tables = set(sa.inspect(self.engine).get_table_names())
+        self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
+        migration.upgrade(engine=self.engine)
+        self.assertEqual(head, migration.current(engine=self.engine))
 
 
-class TestMigrationsPostgreSQL(_MigrationsMixin, _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+class TestModelsSync(test_migrations.ModelsMigrationsSync,
+                     _EmptyDatabaseTestCase):
+    scenarios = BACKENDS
+
+    def get_engine(self):
+        return self.engine
+
+    def get_metadata(self):
+        return models.Base.metadata
+
+    def db_sync(self, engine):
+        migration.upgrade(engine=engine)
+
+    def include_object(self, object_, name, type_, reflected, compare_to):
+        return not (type_ == 'table' and name == 'alembic_version')
 
 
-class TestMigrationsMySQL(_MigrationsMixin, _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.MySQLOpportunisticFixture
-
-
-class TestModelsSyncSQLite(_ModelsMigrationsSyncMixin,
-                           _EmptyDatabaseTestCase):
-    pass
-
-
-class TestModelsSyncPostgreSQL(_ModelsMigrationsSyncMixin,
-                               _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
-
-
-class TestModelsSyncMySQL(_ModelsMigrationsSyncMixin,
-                          _EmptyDatabaseTestCase):
+class TestMySQLTables(_EmptyDatabaseTestCase):
     FIXTURE = test_fixtures.MySQLOpportunisticFixture
 
     def test_tables_are_utf8mb4(self):

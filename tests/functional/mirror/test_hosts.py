@@ -5,11 +5,11 @@ import uuid
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import hosts
 from reserveapi.mirror import nova
-from tests.functional import mirror
 from tests.functional.fixtures import nova as nova_fixture
+from tests.functional.mirror import base as mirror_base
 
 
-class HostsTestCase(mirror.MirrorTestCase):
+class HostsTestCase(mirror_base.MirrorTestCase):
 
     page_size = 1000
 

@@ -9,15 +9,15 @@ import webob
 
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import placement
-from tests.functional import mirror
 from tests.functional.fixtures import placement as placement_fixture
+from tests.functional.mirror import base as mirror_base
 
 
 def _uuid():
     return str(uuid.uuid4())
 
 
-class TestMembership(mirror.MirrorTestCase):
+class TestMembership(mirror_base.MirrorTestCase):
 
     def setUp(self):
         super().setUp()
@@ -69,7 +69,7 @@ class TestMembership(mirror.MirrorTestCase):
         self.assertEqual(set(), self.client.aggregate_providers(_uuid()))
 
 
-class TestProvidersNamed(mirror.MirrorTestCase):
+class TestProvidersNamed(mirror_base.MirrorTestCase):
 
     def test_exact_name_only(self):
         rp = self.placement.create_provider('compute-1')
@@ -92,7 +92,7 @@ class TestProvidersNamed(mirror.MirrorTestCase):
                                 self.client.providers_named('rack 1&host=2')])
 
 
-class TestGenerationConflict(mirror.MirrorTestCase):
+class TestGenerationConflict(mirror_base.MirrorTestCase):
     """Another writer changes the provider between our read and our write."""
 
     def setUp(self):
@@ -142,7 +142,7 @@ class TestGenerationConflict(mirror.MirrorTestCase):
                          self.placement.aggregates(self.rp))
 
 
-class TestProviderGone(mirror.MirrorTestCase):
+class TestProviderGone(mirror_base.MirrorTestCase):
 
     def test_unknown_provider(self):
         missing = _uuid()
@@ -162,7 +162,7 @@ class TestProviderGone(mirror.MirrorTestCase):
         self.assertEqual([], self.client.providers_named('compute-1'))
 
 
-class TestPlacementDown(mirror.MirrorTestCase):
+class TestPlacementDown(mirror_base.MirrorTestCase):
 
     def setUp(self):
         super().setUp()
@@ -246,7 +246,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.assertEqual(set(), self.placement.aggregates(self.rp))
 
 
-class TestNoSecretsLogged(mirror.MirrorTestCase):
+class TestNoSecretsLogged(mirror_base.MirrorTestCase):
 
     def test_token_not_in_logs(self):
         logs = [self.useFixture(fixtures.FakeLogger(name=name,

@@ -2,13 +2,13 @@
 the real Placement service.
 """
 
-from tests.functional import aggregates
 from tests.functional import base
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 
 
-class DriftTestCase(aggregates.MirrorAPITestCase):
+class DriftTestCase(mirror_base.MirrorAPITestCase):
     """Two aggregates of ours, A (compute-1, compute-2) and B (compute-3),
     in sync; then drift is injected behind our back.
     """
@@ -48,6 +48,7 @@ class DriftTestCase(aggregates.MirrorAPITestCase):
 
 
 class TestSync(DriftTestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_dry_run_reports_exactly_the_drift_and_changes_nothing(self):
         self.inject_drift()
@@ -202,6 +203,8 @@ class TestSync(DriftTestCase):
 class TestReconcile(DriftTestCase):
     """The worker's periodic pass: our recorded state is the desired one."""
 
+    scenarios = base.EVERY_BACKEND
+
     def test_repairs_recorded_memberships_and_keeps_unbacked_extras(self):
         self.inject_drift()
         self.remove_host('compute-2', self.agg_a)
@@ -249,7 +252,7 @@ class TestReconcile(DriftTestCase):
         self.assertError(response, 404, 'reserveapi.aggregate_not_found')
 
 
-class TestNewProviders(aggregates.MirrorAPITestCase):
+class TestNewProviders(mirror_base.MirrorAPITestCase):
 
     def test_provider_created_later_inherits_on_reconcile(self):
         self.use_nova()
@@ -285,19 +288,3 @@ class TestNewProviders(aggregates.MirrorAPITestCase):
         nova.start()
         self.run_worker()
         self.assertEqual({'ironic-1': (True, 'synced')}, self.host_states())
-
-
-class TestSyncPostgreSQL(base.PostgresqlMixin, TestSync):
-    pass
-
-
-class TestSyncMySQL(base.MySQLMixin, TestSync):
-    pass
-
-
-class TestReconcilePostgreSQL(base.PostgresqlMixin, TestReconcile):
-    pass
-
-
-class TestReconcileMySQL(base.MySQLMixin, TestReconcile):
-    pass

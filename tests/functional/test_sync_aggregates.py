@@ -7,14 +7,14 @@ import os
 
 import fixtures
 
-from tests.functional import aggregates
 from tests.functional import inventory
 from tests.functional.fixtures import nova as nova_fixture
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 
 
-class TestSyncAggregates(aggregates.MirrorAPITestCase):
+class TestSyncAggregates(mirror_base.MirrorAPITestCase):
     """Nova has A (compute-1, compute-2) and B (compute-3); the mirror
     never heard of them, as when nova-api's calls were lost.
     """

@@ -10,10 +10,10 @@ from oslo_utils import timeutils
 
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import state as mirror_state
-from tests.functional import aggregates
 from tests.functional import base
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 CLAIM = datetime.timedelta(seconds=300)
 
 
@@ -42,6 +42,8 @@ class QueueTestCase(base.DBTestCase):
 
 
 class TestClaims(QueueTestCase):
+    scenarios = base.EVERY_BACKEND
+
 
     def test_each_row_goes_to_one_worker(self):
         ids = self.pending(3)
@@ -138,10 +140,10 @@ class TestClaims(QueueTestCase):
         self.assertEqual('refused', status['oldest_pending'].last_error)
 
 
-class _ConcurrentClaims:
-    """Workers really racing: one connection each (not on SQLite, whose
-    test database is one shared connection).
-    """
+class TestConcurrentClaims(QueueTestCase):
+    """Workers really racing: one connection each."""
+
+    scenarios = base.SERVER_BACKENDS
 
     def test_racing_workers_split_the_rows(self):
         ids = self.pending(40)
@@ -191,60 +193,3 @@ class _ConcurrentClaims:
         (aggregate,) = db_mirror.list_aggregates()
         self.assertEqual(self.aggregate, aggregate.uuid)
         self.assertEqual(hosts, [row.host for row in aggregate.hosts])
-
-
-class TestClaimsPostgreSQL(base.PostgresqlMixin, _ConcurrentClaims,
-                           TestClaims):
-    pass
-
-
-class TestClaimsMySQL(base.MySQLMixin, _ConcurrentClaims, TestClaims):
-    pass
-
-
-class _ConcurrentWorkers:
-    """Two retry passes at once apply each pending row exactly once."""
-
-    def test_no_double_apply(self):
-        providers = [self.placement.create_provider('compute-%d' % number)
-                     for number in range(12)]
-        self.placement.stop()
-        for number in range(12):
-            self.add_host('compute-%d' % number)
-        self.placement.start()
-        writes = []
-        for rp in providers:
-            self.placement.before_request(
-                'PUT', '/resource_providers/%s/aggregates' % rp,
-                writes.append)
-        self.time.advance_time_seconds(3600)
-        results = []
-        barrier = threading.Barrier(2)
-
-        def work():
-            barrier.wait()
-            results.append(mirror_state.retry_pending())
-
-        threads = [threading.Thread(target=work) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-        self.assertEqual(12, len(writes))
-        self.assertEqual(12, sum(synced for synced, _pending in results))
-        self.assertEqual(set(providers),
-                         self.placement.members(self.aggregate))
-        self.assertEqual({'synced'}, {state for _member, state
-                                      in self.host_states().values()})
-
-
-class TestConcurrentWorkersPostgreSQL(base.PostgresqlMixin,
-                                      _ConcurrentWorkers,
-                                      aggregates.MirrorAPITestCase):
-    pass
-
-
-class TestConcurrentWorkersMySQL(base.MySQLMixin, _ConcurrentWorkers,
-                                 aggregates.MirrorAPITestCase):
-    pass

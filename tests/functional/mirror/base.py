@@ -1,5 +1,5 @@
-"""The aggregate mirror end to end: our API and database, the real
-Placement service on loopback, and a fake Nova where one is needed.
+"""Test bases for the aggregate mirror: the real Placement service on
+loopback, our API in front of it, a fake Nova where one is needed.
 """
 
 import datetime
@@ -12,10 +12,26 @@ from oslo_utils import timeutils
 
 from reserveapi import conf
 from reserveapi.cmd import worker
+from reserveapi.mirror import placement
 from reserveapi.mirror import state as mirror_state
-from tests.functional import base
+from tests import base
+from tests.functional import base as functional_base
 from tests.functional.fixtures import nova as nova_fixture
 from tests.functional.fixtures import placement as placement_fixture
+
+
+class MirrorTestCase(base.TestCase):
+    """Real Placement on loopback, our ``[placement]`` group pointing at it.
+
+    ``conf_fixture`` is the oslo.config fixture the peer fixtures configure.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.conf_fixture = self.useFixture(config_fixture.Config(conf.CONF))
+        self.placement = self.useFixture(placement_fixture.PlacementFixture())
+        self.placement.configure(self.conf_fixture)
+        self.client = placement.PlacementClient()
 
 
 def new_uuid():
@@ -27,8 +43,8 @@ def parse_timestamp(value):
     return datetime.datetime.fromisoformat(value).replace(tzinfo=None)
 
 
-class MirrorAPITestCase(base.APITestCase):
-    """Our API on SQLite (or a mixin's backend) mirroring into real
+class MirrorAPITestCase(functional_base.APITestCase):
+    """Our API on SQLite (or a scenario's backend) mirroring into real
     Placement; ``conf_fixture`` is what the peer fixtures configure.
 
     Time stands still (``self.time``) unless a test moves it, so that
