@@ -54,6 +54,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
     rare, so it is only looked for when the claim fails (the unique
     live-instance column refuses it, or nothing matches because its node
     is taken), which spares the common path a query.
+
+    :raises: InvalidRequestSpec naming the key; NoValidNode; InstanceReserved
+        when another host holds the instance.
     """
     spec = spec_mod.parse_request_spec(request_spec)
     try:
@@ -195,6 +198,10 @@ def get_reservation(uuid):
 
 def list_reservations(filters=None, limit=None, marker=None,
                       sort_key='created_at', sort_dir='asc'):
+    """Reservations by equality filters, a page at a time.
+
+    :raises: Invalid for an unknown state or marker.
+    """
     state = (filters or {}).get('state')
     if state is not None and state not in states.RESERVATION_STATES:
         raise exception.Invalid(reason='state must be one of %s.'
@@ -209,6 +216,9 @@ def update(current, changes):
 
     A new host takes the reservation over (its compute host died); the
     only state change is ``reserved`` → ``active`` once deployed.
+
+    :raises: InvalidStateTransition; Invalid for an unknown state; Conflict
+        when the reservation changed meanwhile.
     """
     uuid = current.uuid
     state = changes.get('state', current.state)
@@ -236,6 +246,10 @@ def update(current, changes):
 
 
 def release(uuid):
+    """End a reservation: its node is free at once.
+
+    :raises: ReservationNotFound
+    """
     db_reservations.delete_reservation(uuid)
     LOG.info('Reservation %s released', uuid)
 
@@ -243,6 +257,8 @@ def release(uuid):
 def expire(now=None):
     """Expire ``reserved`` reservations older than [reservations]
     reserved_ttl; returns how many.
+
+    :raises: DBError
     """
     ttl = CONF.reservations.reserved_ttl
     if not ttl:
@@ -256,5 +272,8 @@ def expire(now=None):
 
 
 def get_capacity(host=None):
-    """Per resource class: total, available, reserved and summed sizes."""
+    """Per resource class: total, available, reserved and summed sizes.
+
+    :raises: DBError
+    """
     return db_nodes.get_capacity(host)

@@ -15,8 +15,11 @@ the retry decorators, pagination and chunking.
 
 The modules beside this one are the only code that talks SQL. Each
 public function opens its own transaction, returns plain records
-(``db/records.py``), never live ORM objects, and turns database errors
-into ``reserveapi.common.exception`` types. Writers retry deadlocks.
+(``db/records.py``), never live ORM objects, and turns the database
+errors its callers act on into ``reserveapi.common.exception`` types.
+Writers retry deadlocks. ``:raises: DBError`` in a docstring means
+oslo.db's ``DBError`` family: the database failed, and nothing of the
+transaction was kept.
 """
 
 import threading

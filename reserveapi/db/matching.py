@@ -159,6 +159,8 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     ``first_batch`` and double up to ``batch_size``: usually the first few
     rows already match, and loading more would only cost time. Rows are
     read with Core, not the ORM: this is the hot path.
+
+    :raises: DBError
     """
     node = models.Node
     clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
@@ -220,6 +222,8 @@ def count_eliminated(node_filter, values_shown):
     among the nodes it rejected. That is the only cut for such a key:
     nodes that pass a capability's clause pass its Python check too, so
     Python never counts values for it.
+
+    :raises: DBError
     """
     clauses = filter_clauses(node_filter)
     node = models.Node

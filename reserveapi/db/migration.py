@@ -27,13 +27,20 @@ def _alembic_config(connection=None):
 
 
 def upgrade(revision='head', engine=None):
+    """Migrate the schema up to ``revision``.
+
+    :raises: DBError
+    """
     engine = engine or db_base.get_engine()
     with engine.begin() as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)
 
 
 def current(engine=None):
-    """The revision the database is at, or None for an empty database."""
+    """The revision the database is at, or None for an empty database.
+
+    :raises: DBError
+    """
     engine = engine or db_base.get_engine()
     with engine.connect() as connection:
         return alembic_migration.MigrationContext.configure(
@@ -41,6 +48,10 @@ def current(engine=None):
 
 
 def revision(message, autogenerate=False, engine=None):
+    """Write a new migration script (for developers).
+
+    :raises: DBError
+    """
     engine = engine or db_base.get_engine()
     with engine.begin() as connection:
         alembic_command.revision(_alembic_config(connection), message=message,

@@ -78,6 +78,8 @@ def set_membership(aggregate_uuid, host, member, claimed_by=None,
     joins it after a delete. With ``claimed_by`` the caller applies the
     row at once and takes it over from any worker, whose finish then
     finds the version or the claim changed; without, a worker takes it.
+
+    :raises: DBError
     """
     now = timeutils.utcnow()
     with base.writer() as session:
@@ -108,6 +110,8 @@ def delete_aggregate(aggregate_uuid, claimed_by=None,
     remains in Placement, until a reconcile finds it gone everywhere.
     Returns the hosts that still have to leave, claimed as by
     ``set_membership``.
+
+    :raises: DBError
     """
     now = timeutils.utcnow()
     host = models.MirrorHost
@@ -132,6 +136,8 @@ def delete_aggregate(aggregate_uuid, claimed_by=None,
 def record_aggregates(uuids):
     """Know these aggregates as ours and alive: a full desired state
     (Nova's list, an operator's file) names them.
+
+    :raises: DBError
     """
     now = timeutils.utcnow()
     with base.writer() as session:
@@ -159,6 +165,8 @@ def claim_hosts(claimed_by, claimed_until, limit, now=None):
     worker that lost every row it selected looks again, in a new
     transaction, so that it only comes back empty-handed when nothing
     is due.
+
+    :raises: DBError
     """
     now = now or timeutils.utcnow()
     while True:
@@ -191,6 +199,8 @@ def claim_host(host_id, version, claimed_by, claimed_until,
     """Make one row pending and claim it, because Placement was found to
     disagree with it; None if it changed since it was read (``version``)
     or someone else is applying it.
+
+    :raises: DBError
     """
     now = now or timeutils.utcnow()
     host = models.MirrorHost
@@ -220,6 +230,8 @@ def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
     (whoever is applying it now loses the claim and does not mark it
     synced). Otherwise the outcome counts only while the caller still
     holds the claim: ``error`` schedules a retry at ``retry_at``.
+
+    :raises: DBError
     """
     now = timeutils.utcnow()
     host = models.MirrorHost
@@ -264,6 +276,10 @@ def _host(session, host_id):
 
 
 def get_aggregate(uuid):
+    """The aggregate with every host row.
+
+    :raises: AggregateNotFound
+    """
     with base.reader() as session:
         aggregate = session.scalars(
             sa.select(models.MirrorAggregate)
@@ -275,7 +291,10 @@ def get_aggregate(uuid):
 
 def list_aggregates(limit=None, marker=None, sort_key='uuid',
                            sort_dir='asc'):
-    """Aggregates with all their host rows, deleted ones included."""
+    """Aggregates with all their host rows, deleted ones included.
+
+    :raises: Invalid for an unknown marker.
+    """
     with base.reader() as session:
         query = base.paginate(session, sa.select(models.MirrorAggregate),
                               models.MirrorAggregate, limit, sort_key,
@@ -290,6 +309,8 @@ def purge_aggregate(uuid, now=None):
 
     Callers purge only after finding no provider in the aggregate, so
     ownership ends when nothing of it is left in Placement.
+
+    :raises: DBError
     """
     now = now or timeutils.utcnow()
     host = models.MirrorHost
@@ -318,7 +339,10 @@ def purge_aggregate(uuid, now=None):
 
 
 def get_status():
-    """Row counts per state, and the row pending the longest (or None)."""
+    """Row counts per state, and the row pending the longest (or None).
+
+    :raises: DBError
+    """
     host = models.MirrorHost
     with base.reader() as session:
         counts = dict(session.execute(

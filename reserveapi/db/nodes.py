@@ -107,7 +107,7 @@ def sync_nodes(nodes, fingerprints, now=None):
     nodes cost one comparison. A vanished node with a live reservation is
     flagged ``vanished`` instead of being dropped. Returns counts.
 
-    :raises: DBError subclasses of oslo.db when the database fails.
+    :raises: DBError
     """
     now = now or timeutils.utcnow()
     with base.writer() as session:
@@ -256,6 +256,8 @@ def get_capacity(host=None):
     """Per resource class: total, available, reserved, and summed sizes,
     as ints (SUM gives NULL or a Decimal on some backends); with
     ``host``, also how many of each class ``host`` holds.
+
+    :raises: DBError
     """
     node = models.Node
     reservation = models.Reservation

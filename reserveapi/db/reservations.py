@@ -40,7 +40,10 @@ def get_reservation(uuid):
 
 
 def get_live_reservation_for_instance(instance_uuid):
-    """The instance's live reservation, or None."""
+    """The instance's live reservation, or None.
+
+    :raises: DBError
+    """
     with base.reader() as session:
         reservation = session.scalars(sa.select(models.Reservation).where(
             models.Reservation.active_instance_uuid == instance_uuid)).first()
@@ -159,6 +162,8 @@ def expire_reservations(older_than):
     The UPDATE re-checks the state, so concurrent workers never expire one
     twice and a reservation confirmed meanwhile (now ``active``) is left
     alone.
+
+    :raises: DBError
     """
     now = timeutils.utcnow()
     stale = (models.Reservation.state == states.RESERVED,

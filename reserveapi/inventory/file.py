@@ -56,10 +56,11 @@ def load(path):
     dict), ``traits`` (a sorted list), ``provision_state``,
     ``power_state``, ``maintenance``, ``retired``, ``instance_uuid``,
     ``conductor_group``, ``owner`` and ``lessee``.
-    Raises ``Invalid`` naming the entry and the field when the document
-    cannot be used as a whole; ``OSError`` when it cannot be read.
     PyYAML builds a whole node graph first, so at 100,000 nodes JSON loads
     in seconds where YAML takes a minute and gigabytes.
+
+    :raises: Invalid naming the entry and the field when the document
+        cannot be used as a whole; OSError when it cannot be read.
     """
     document = _parse(path)
     entries = document.get('nodes') if isinstance(document, dict) else None

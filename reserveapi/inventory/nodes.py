@@ -30,6 +30,8 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
                sort_dir='asc'):
     """Nodes by equality filters; a resource class filter is normalized
     as Nova does, so ``baremetal-gold`` finds ``CUSTOM_BAREMETAL_GOLD``.
+
+    :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
     if filters.get('resource_class'):

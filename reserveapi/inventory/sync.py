@@ -38,6 +38,8 @@ def sync():
     The source is read and validated whole before anything is written,
     so a broken or unreadable inventory changes nothing and raises
     ``Invalid``.
+
+    :raises: Invalid when the inventory cannot be read or used.
     """
     try:
         nodes = file_source.load(CONF.inventory.file)

@@ -164,8 +164,8 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
     ``[mirror] inline_timeout``, for the API: what is not fixed by then
     stays pending for the worker.
 
-    :raises: DBError subclasses of oslo.db when the database fails;
-        never for Placement or Nova, whose failures the report shows.
+    :raises: DBError; never for Placement or Nova, whose failures the
+        report shows.
     """
     table = db_mirror.list_aggregates()
     comparison = _Comparison(desired or desired_mod.recorded(table), table)
@@ -189,6 +189,8 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
 def reconcile():
     """Worker job: make Placement match our recorded state again, so
     that providers created since a host joined inherit its aggregates.
+
+    :raises: DBError; never for Placement or Nova.
     """
     report = sync()
     if report.differences:

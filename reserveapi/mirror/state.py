@@ -81,8 +81,7 @@ def _inline_deadline():
 def join(aggregate_uuid, host):
     """Host joins the aggregate; its row, ``synced`` or ``pending``.
 
-    :raises: DBError subclasses of oslo.db when the database fails;
-        never for Placement.
+    :raises: DBError; never for Placement.
     """
     return _change_membership(aggregate_uuid, host, True)
 
@@ -90,8 +89,7 @@ def join(aggregate_uuid, host):
 def leave(aggregate_uuid, host):
     """Host leaves the aggregate; its row, ``synced`` or ``pending``.
 
-    :raises: DBError subclasses of oslo.db when the database fails;
-        never for Placement.
+    :raises: DBError; never for Placement.
     """
     return _change_membership(aggregate_uuid, host, False)
 
@@ -118,8 +116,7 @@ def delete_aggregate(aggregate_uuid):
     that moved to another host); a reconcile pass finishes that if
     Placement did not answer, and only then forgets the aggregate.
 
-    :raises: DBError subclasses of oslo.db when the database fails;
-        never for Placement.
+    :raises: DBError; never for Placement.
     """
     claimed_by, claimed_until = _inline_claim()
     leaving = db_mirror.delete_aggregate(aggregate_uuid, claimed_by,
@@ -157,6 +154,8 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
     hosts at once, spares a lookup (with Nova, a hypervisor listing) per
     row. Returns the row as recorded, and None once it is synced or else
     why it is still pending (the worker retries it).
+
+    :raises: DBError; never for Placement or Nova.
     """
     try:
         _converge(host_resolver, row.aggregate_uuid, row.host, row.member,
@@ -214,6 +213,8 @@ def retry_pending():
 
     Returns ``(synced, still_pending)`` counts. A batch stops early when
     its claim runs out, leaving the rest to whoever claims them next.
+
+    :raises: DBError; never for Placement or Nova.
     """
     synced = still_pending = 0
     while True:
