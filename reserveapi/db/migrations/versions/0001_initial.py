@@ -32,6 +32,13 @@ TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 
 
 def upgrade():
+    """One helper per resource's tables, in dependency order."""
+    _create_nodes()
+    _create_reservations()
+    _create_mirror()
+
+
+def _create_nodes():
     op.create_table(
         'nodes',
         sa.Column('created_at', DateTime, nullable=False),
@@ -84,6 +91,8 @@ def upgrade():
     op.create_index('node_capabilities_key_value_idx', 'node_capabilities',
                     ['key', 'value'])
 
+
+def _create_reservations():
     op.create_table(
         'reservations',
         sa.Column('created_at', DateTime, nullable=False),
@@ -112,6 +121,8 @@ def upgrade():
     op.create_index('reservations_state_created_idx', 'reservations',
                     ['state', 'created_at'])
 
+
+def _create_mirror():
     op.create_table(
         'mirror_aggregates',
         sa.Column('created_at', DateTime, nullable=False),
