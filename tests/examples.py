@@ -12,7 +12,7 @@
 
 """The example request spec every test starts from.
 
-It is DESIGN's example, read from the api-ref's create-request sample, so
+It is read from the api-ref's create-request sample, so
 the documentation, the unit tests and the functional tests all show the
 same spec. The default functional test node satisfies it, with 31 GiB of
 disk needed (20 root + 10 ephemeral + 2 MiB swap rounded up).

@@ -47,7 +47,7 @@ def node(name, resource_class='baremetal-gold', memory_mb=8192, cpus=8,
          instance_uuid=None, owner=None, lessee=None, conductor_group='',
          uuid=None, ironic_traits=False):
     """One node as Ironic lists it; the defaults make an eligible node
-    that DESIGN.md's example request spec matches.
+    that the example request spec (tests/examples.py) matches.
 
     ``ironic_traits`` writes traits in Ironic's ``[{"trait": ...}]`` form.
     """

@@ -28,7 +28,9 @@ sample = examples.sample
 
 
 class TestMatching(rbase.ReservationTestCase):
-    """DESIGN.md "Matching", rule by rule, through SQL and Python."""
+    """The api-ref's "Matching a request spec", rule by rule, through SQL
+    and Python.
+    """
 
     scenarios = base.EVERY_BACKEND
 

@@ -108,7 +108,7 @@ class TestPolicyMatrix(base.APITestCase):
 
 
 class TestReaderAndService(base.APITestCase):
-    """DESIGN.md §4: writes need admin or service; a project reader reads
+    """The default policy: writes need admin or service; a project reader reads
     its own project's reservations; nodes and capacity need a reader.
     """
 

@@ -27,7 +27,7 @@ sample = examples.sample
 
 
 class TestReservationStory(rbase.ReservationTestCase):
-    """DESIGN.md's example, from the first POST to the last DELETE."""
+    """The api-ref's example, from the first POST to the last DELETE."""
 
     scenarios = base.EVERY_BACKEND
 

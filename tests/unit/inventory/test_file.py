@@ -438,7 +438,7 @@ class SampleInventoryTestCase(testtools.TestCase):
         self.assertTrue(any(node['lessee'] for node in self.nodes))
 
     def test_design_example_has_a_match(self):
-        """DESIGN.md's sample request can reserve a node in the demo."""
+        """The example request can reserve a node in the demo."""
         matches = [
             node for node in self.eligible()
             if node['resource_class'] == 'CUSTOM_BAREMETAL_GOLD'
