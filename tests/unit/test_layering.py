@@ -21,6 +21,12 @@ FORBIDDEN = {
            'reserveapi.inventory', 'reserveapi.matcher', 'pecan', 'wsme'),
     'client': ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
                'reserveapi.mirror', 'pecan', 'wsme', 'sqlalchemy'),
+    # The Nova side: Nova, its libraries and reserveapi.client only.
+    'nova': ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
+             'reserveapi.mirror', 'reserveapi.inventory',
+             'reserveapi.matcher', 'reserveapi.conf', 'reserveapi.common',
+             'reserveapi.policies', 'reserveapi.policy', 'reserveapi.cmd',
+             'reserveapi.wsgi', 'pecan', 'wsme', 'sqlalchemy'),
     'common': ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
                'reserveapi.mirror', 'reserveapi.inventory', 'pecan', 'wsme'),
 }
@@ -63,6 +69,19 @@ class TestLayering(base.BaseTestCase):
                         path.relative_to(PACKAGE.parent), name))
         self.assertGreater(checked, 30)
         self.assertEqual([], violations)
+
+    def test_nova_side_uses_only_the_client(self):
+        """reserveapi/nova/ runs inside nova-compute: of reserveapi it may
+        import only the client (and itself).
+        """
+        nova_side = sorted((PACKAGE / 'nova').rglob('*.py'))
+        self.assertGreater(len(nova_side), 3)
+        outside = [
+            '%s imports %s' % (path.relative_to(PACKAGE.parent), name)
+            for path in nova_side for name in _imports(path)
+            if name.startswith('reserveapi.')
+            and not name.startswith(('reserveapi.client', 'reserveapi.nova'))]
+        self.assertEqual([], outside)
 
     def test_only_db_api_talks_sql(self):
         talkers = sorted(
