@@ -1,0 +1,27 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The base of tests that use this process's real Ironic."""
+
+from oslotest import base
+
+from tests.fixtures import ironic as ironic_fixture
+
+
+class IronicTestCase(base.BaseTestCase):
+    """Each test starts with the shared Ironic running and empty."""
+
+    def setUp(self):
+        super().setUp()
+        self.ironic = ironic_fixture.shared_ironic()
+        self.ironic.reset()
+        self.ironic.attach_log_on_failure(self)
