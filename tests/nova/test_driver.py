@@ -14,8 +14,10 @@
 real Ironic, the reservation service."""
 
 import collections
+from unittest import mock
 
 from nova import exception
+from nova.virt.ironic import driver as ironic_driver
 
 from reserveapi.nova import driver
 from tests.nova import base
@@ -65,14 +67,33 @@ class TestReservationDriver(base.IronicTestCase):
              for server in servers},
             {(host, host) for host in
              {server['OS-EXT-SRV-ATTR:host'] for server in servers}})
-        self.assertGreater(len(collections.Counter(
-            server['OS-EXT-SRV-ATTR:host'] for server in servers)), 1)
+        self.assertLessEqual({server['OS-EXT-SRV-ATTR:host']
+                              for server in servers}, set(self.HOSTS))
 
+        # A restarted compute service (a fresh driver) still finds its
+        # instances' nodes and reservations.
+        host = servers[0]['OS-EXT-SRV-ATTR:host']
+        old_driver = self.computes[host].manager.driver
+        self.computes[host] = self.restart_compute_service(
+            self.computes[host], keep_hypervisor_state=False)
+        self.assertIsNot(old_driver, self.computes[host].manager.driver)
         self.delete_and_wait(servers)
         self.assertEqual([], self.reserveapi.reservations())
         self.assertEqual(
             [], [node for node in self.ironic_nodes().values()
                  if node['instance_uuid']])
+
+    def test_failed_deploy_releases_and_cleans_the_node(self):
+        injected = exception.InstanceDeployFailure(reason='injected')
+        with mock.patch.object(ironic_driver.IronicDriver,
+                               '_add_instance_info_to_node',
+                               side_effect=injected):
+            (server,) = self.wait_for_status(self.boot(1), ('ERROR',))
+        # Tried on every host, released after each try.
+        self.assertIn('Exceeded maximum number of retries',
+                      server['fault']['message'])
+        self.assertEqual([], self.reserveapi.reservations())
+        self.assertEqual([], self.ironic.list_nodes(associated=True))
 
     def test_boots_go_on_with_one_compute_down(self):
         self.stop_compute('compute-1')
