@@ -16,9 +16,11 @@ real Ironic, the reservation service."""
 import collections
 from unittest import mock
 
+import fixtures
 from nova import exception
 from nova.virt.ironic import driver as ironic_driver
 
+from reserveapi import client
 from reserveapi.nova import driver
 from tests.nova import base
 
@@ -184,6 +186,27 @@ class TestReservationDriver(base.IronicTestCase):
     def interfaces(self, server):
         return [attachment['port_id'] for attachment in
                 self.api.get_port_interfaces(server['id'])]
+
+
+    def test_a_node_the_service_claimed_in_ironic_is_ours(self):
+        """With ``[ironic] claim_nodes`` the service sets the instance's
+        UUID on the node before answering: the driver deploys it.
+        """
+        real_reserve = client.ReservationClient.reserve
+
+        def reserve_and_claim(reservations, instance_uuid, *args, **kwargs):
+            reservation = real_reserve(reservations, instance_uuid, *args,
+                                       **kwargs)
+            self.ironic.update_node(reservation['node_uuid'],
+                                    instance_uuid=instance_uuid)
+            return reservation
+
+        self.useFixture(fixtures.MockPatchObject(
+            client.ReservationClient, 'reserve', reserve_and_claim))
+        (server,) = self.wait_for_status(self.boot(1))
+        self.assertEqual('ACTIVE', server['status'])
+        self.assertEqual('active', self.ironic_node_of(server)[
+            'provision_state'])
 
 
 class TestStartUp(base.IronicTestCase):
