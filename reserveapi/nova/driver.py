@@ -144,6 +144,7 @@ class IronicDriver(ironic_driver.IronicDriver):
                         'running the stock Ironic driver, one compute node '
                         'per Ironic node, which is deprecated: deploy the '
                         'reservation service and restart.', error.detail)
+            self.rebalances_nodes = True
             return super().init_host(host)
         self._reservations = reservations
         LOG.info('Reserving Ironic nodes through the reservation service '

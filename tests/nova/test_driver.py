@@ -15,6 +15,7 @@ real Ironic, the reservation service."""
 
 import collections
 from unittest import mock
+import uuid
 
 import fixtures
 from nova import exception
@@ -35,7 +36,10 @@ class TestReservationDriver(base.IronicTestCase):
                          sorted(node.hypervisor_hostname for node in nodes))
         self.assertEqual(sorted(self.HOSTS),
                          sorted(node.host for node in nodes))
-        self.assertEqual(3, len({node.uuid for node in nodes}))
+        self.assertEqual(
+            sorted(str(uuid.uuid5(driver.NODE_NAMESPACE, host))
+                   for host in self.HOSTS),
+            sorted(node.uuid for node in nodes))
         for node in nodes:
             inventory = self.provider_inventory(node.uuid)
             self.assertEqual([base.RESOURCE_CLASS], list(inventory))
