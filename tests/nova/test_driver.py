@@ -18,6 +18,7 @@ from unittest import mock
 import uuid
 
 import fixtures
+from nova import context as nova_context
 from nova import exception
 from nova.virt.ironic import driver as ironic_driver
 
@@ -48,6 +49,21 @@ class TestReservationDriver(base.IronicTestCase):
                 (inventory[base.RESOURCE_CLASS]['total'],
                  inventory[base.RESOURCE_CLASS]['reserved'],
                  inventory[base.RESOURCE_CLASS]['max_unit']))
+
+    def test_provider_traits_are_the_free_nodes_traits(self):
+        self.ironic.set_traits(self.node_uuids[0], ['CUSTOM_GPU'])
+        self.ironic.set_traits(self.node_uuids[1], ['CUSTOM_GPU',
+                                                    'CUSTOM_RAID'])
+        self.sync_reservation_inventory()
+        self.flags(group='reserveapi', traits_cache_time=0)
+        context = nova_context.get_admin_context()
+        for compute in self.computes.values():
+            compute.manager.update_available_resource(context)
+        for node in self.compute_nodes():
+            traits = set(self.placement.get(
+                '/resource_providers/%s/traits' % node.uuid,
+                version='1.6').body['traits'])
+            self.assertLessEqual({'CUSTOM_GPU', 'CUSTOM_RAID'}, traits)
 
     def test_boot_six_and_delete(self):
         servers = self.wait_for_status(self.boot(6), ('ACTIVE',))
