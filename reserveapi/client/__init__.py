@@ -24,14 +24,20 @@ under the ``reservation`` service type::
     reservation = client.reserve(instance.uuid, CONF.host, request_spec)
 
 Errors become ``ClientError`` subclasses carrying the service's stable
-error ``code`` (``reserveapi.no_valid_node``, ...) and request id.
+error ``code`` and request id: ``NoValidNode`` (a ``Conflict`` whose
+``detail`` counts what each criterion eliminated), ``Conflict``,
+``NotFound``, and ``ServiceUnavailable`` when the service cannot be
+reached or answers 502/503/504 after the retries, which only idempotent
+calls get.
 """
 
 from reserveapi.client.aggregates import AggregateMirrorClient
 from reserveapi.client.base import ClientError
 from reserveapi.client.base import Conflict
 from reserveapi.client.base import NotFound
+from reserveapi.client.base import NoValidNode
+from reserveapi.client.base import ServiceUnavailable
 from reserveapi.client.reservations import ReservationClient
 
 __all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NotFound',
-           'ReservationClient']
+           'NoValidNode', 'ReservationClient', 'ServiceUnavailable']

@@ -12,12 +12,15 @@
 
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import json
+import time
 import uuid
 
 from keystoneauth1 import session as ks_session
 
 from reserveapi import client
 from reserveapi.api import app
+from tests import base as tests_base
 from tests import examples
 from tests.functional import base
 from tests.functional import inventory
@@ -32,10 +35,10 @@ class TestReservationClient(base.DBTestCase):
         self.config(auth_strategy='noauth', group='api')
         inventory.sync(self, [inventory.node('node-%d' % index)
                               for index in range(2)])
-        server = self.useFixture(loopback.LoopbackServer(
+        self.server = self.useFixture(loopback.LoopbackServer(
             app.setup_app()))
         self.client = client.ReservationClient(
-            ks_session.Session(), endpoint_override=server.url)
+            ks_session.Session(), endpoint_override=self.server.url)
 
     def _reserve(self, instance_uuid, host='compute-1'):
         return self.client.reserve(instance_uuid, host,
@@ -60,6 +63,26 @@ class TestReservationClient(base.DBTestCase):
         self.assertRaises(client.NotFound, self.client.get,
                           reservation['uuid'])
 
+    def test_release_by_instance_needs_no_reservation_uuid(self):
+        instance_uuid = str(uuid.uuid4())
+        node = self._reserve(instance_uuid)['node_uuid']
+        # A fresh client, as after a nova-compute restart.
+        fresh = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+        self.assertEqual(1, fresh.release_instance(instance_uuid))
+        self.assertEqual(0, fresh.release_instance(instance_uuid))
+        self.assertEqual([], list(fresh.list(node_uuid=node)))
+
+    def test_another_hosts_instance_is_a_plain_conflict(self):
+        instance_uuid = str(uuid.uuid4())
+        self._reserve(instance_uuid)
+        error = self.assertRaises(client.Conflict, self._reserve,
+                                  instance_uuid, host='compute-2')
+        self.assertNotIsInstance(error, client.NoValidNode)
+
+    def test_microversion_is_negotiated_from_the_version_document(self):
+        self.assertEqual('1.0', self.client.api_version)
+
     def test_list_follows_next_links(self):
         self.config(max_limit=1, group='api')
         made = {self._reserve(str(uuid.uuid4()))['uuid'] for _ in range(2)}
@@ -68,8 +91,9 @@ class TestReservationClient(base.DBTestCase):
     def test_refusal_carries_the_stable_code(self):
         for _ in range(2):
             self._reserve(str(uuid.uuid4()))
-        error = self.assertRaises(client.Conflict, self._reserve,
+        error = self.assertRaises(client.NoValidNode, self._reserve,
                                   str(uuid.uuid4()))
+        self.assertIsInstance(error, client.Conflict)
         self.assertEqual('reserveapi.no_valid_node', error.code)
         self.assertEqual(409, error.status)
         self.assertIn('2 reserved', error.detail)
@@ -84,6 +108,74 @@ class TestReservationClient(base.DBTestCase):
             {key: gold[key] for key in ('resource_class', 'total',
                                         'available', 'reserved',
                                         'reserved_by_host')})
+
+
+class _Unavailable:
+    """A service whose version document answers but every other call gets
+    503; it counts the calls to everything but the version document.
+    """
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, environ, start_response):
+        if environ['PATH_INFO'] == '/':
+            start_response('200 OK', [('Content-Type', 'application/json')])
+            return [json.dumps({'versions': [{
+                'id': 'v1', 'min_version': '1.0',
+                'max_version': '1.7'}]}).encode()]
+        self.calls.append((environ['REQUEST_METHOD'], environ['PATH_INFO'],
+                           environ.get('HTTP_OPENSTACK_API_VERSION')))
+        start_response('503 Service Unavailable',
+                       [('Content-Type', 'application/json')])
+        return [json.dumps({'errors': [{
+            'status': 503, 'code': 'reserveapi.unavailable',
+            'title': 'Service Unavailable', 'detail': 'down',
+            'request_id': 'req-1'}]}).encode()]
+
+
+class TestClientFailures(tests_base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.service = _Unavailable()
+        self.server = self.useFixture(
+            loopback.LoopbackServer(self.service))
+        self.client = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+
+    def test_idempotent_calls_are_retried_with_back_off(self):
+        started = time.monotonic()
+        error = self.assertRaises(client.ServiceUnavailable,
+                                  self.client.release, str(uuid.uuid4()))
+        self.assertEqual((503, 'reserveapi.unavailable'),
+                         (error.status, error.code))
+        self.assertEqual(4, len(self.service.calls))
+        # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
+        self.assertGreaterEqual(time.monotonic() - started, 3.0)
+        # The newest version both sides speak is the client's 1.0.
+        self.assertEqual({'reservation 1.0'},
+                         {version for _, _, version in self.service.calls})
+
+    def test_a_non_idempotent_call_is_sent_once(self):
+        self.assertRaises(client.ServiceUnavailable, self.client.take_over,
+                          str(uuid.uuid4()), 'compute-2')
+        self.assertEqual(['PATCH'],
+                         [method for method, _, _ in self.service.calls])
+
+    def test_connection_refused_is_service_unavailable(self):
+        self.server.stop()
+        fresh = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+        error = self.assertRaises(client.ServiceUnavailable, fresh.capacity)
+        self.assertIsNone(error.status)
+
+    def test_no_common_microversion_is_refused(self):
+        self.patch(client.base, 'MIN_VERSION', '1.8')
+        self.patch(client.base, 'MAX_VERSION', '1.9')
+        error = self.assertRaises(client.ClientError, self.client.capacity)
+        self.assertIn('1.0 to 1.7', str(error))
+        self.assertEqual([], self.service.calls)
 
 
 class TestAggregateMirrorClient(mirror_base.MirrorAPITestCase):

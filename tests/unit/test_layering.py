@@ -133,6 +133,19 @@ class TestLayering(base.BaseTestCase):
         self.assertGreater(checked, 50)
         self.assertEqual([], violations)
 
+    def test_nova_side_uses_only_the_client(self):
+        """reserveapi/nova/ runs inside nova-compute: of reserveapi it may
+        import only the client (and itself).
+        """
+        nova_side = sorted((PACKAGE / 'nova').rglob('*.py'))
+        self.assertGreater(len(nova_side), 3)
+        outside = [
+            '%s imports %s' % (path.relative_to(PACKAGE.parent), name)
+            for path in nova_side for name in _imports(path)
+            if name.startswith('reserveapi.')
+            and not name.startswith(('reserveapi.client', 'reserveapi.nova'))]
+        self.assertEqual([], outside)
+
     def test_only_db_talks_sql(self):
         talkers = sorted(
             str(path.relative_to(PACKAGE.parent)) for path in _sources()
