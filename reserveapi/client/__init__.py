@@ -19,7 +19,8 @@ from reserveapi.client.aggregates import AggregateMirrorClient
 from reserveapi.client.base import ClientError
 from reserveapi.client.base import Conflict
 from reserveapi.client.base import NotFound
+from reserveapi.client.nodes import NodeClient
 from reserveapi.client.reservations import ReservationClient
 
-__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NotFound',
-           'ReservationClient']
+__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NodeClient',
+           'NotFound', 'ReservationClient']

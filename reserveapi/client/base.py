@@ -1,4 +1,6 @@
-"""What both clients share: the adapter and error translation."""
+"""What the clients share: the adapter, error translation, pages."""
+
+import urllib.parse
 
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
@@ -54,6 +56,23 @@ class BaseClient:
         except ks_exc.HttpError as exc:
             raise _client_error(exc)
         return response.json() if response.content else None
+
+    def pages(self, path, key, **query):
+        """Every item of the list at ``path``, following ``next`` links.
+
+        ``query`` (filters, ``limit``, ``marker``, ``sort_key``...) goes
+        on the first request; the service repeats it in each ``next``
+        link. ``limit`` is a page size, so stop iterating to read fewer.
+        """
+        query = {name: value for name, value in query.items()
+                 if value is not None}
+        url = path
+        if query:
+            url += '?' + urllib.parse.urlencode(sorted(query.items()))
+        while url:
+            page = self.request('GET', url)
+            yield from page[key]
+            url = page.get('next')
 
 
 def _client_error(exc):
