@@ -1089,3 +1089,44 @@ def mirror_status():
                 'synced': counts.get(MIRROR_SYNCED, 0),
                 'oldest_pending': (_mirror_host_record(*oldest)
                                    if oldest is not None else None)}
+
+
+# Inventory syncs -----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class InventorySyncRecord:
+    source: str
+    synced_at: object
+    nodes: int
+
+
+def record_inventory_sync(source, nodes, now=None):
+    """Note that ``source`` was just read completely, listing ``nodes``."""
+    now = now or timeutils.utcnow()
+    try:
+        _write_inventory_sync(source, nodes, now)
+    except db_exc.DBDuplicateEntry:
+        # Another worker recorded its first sync at the same moment.
+        _write_inventory_sync(source, nodes, now)
+
+
+@_retry_on_deadlock
+def _write_inventory_sync(source, nodes, now):
+    table = models.InventorySync
+    with _writer() as session:
+        updated = session.execute(
+            sa.update(table).where(table.source == source)
+            .values(synced_at=now, nodes=nodes)).rowcount
+        if not updated:
+            session.execute(sa.insert(table).values(
+                source=source, synced_at=now, nodes=nodes))
+
+
+def get_inventory_sync(source):
+    """The last complete sync of ``source``, or None if there was none."""
+    table = models.InventorySync
+    with _reader() as session:
+        row = session.execute(
+            sa.select(table.source, table.synced_at, table.nodes)
+            .where(table.source == source)).first()
+    return None if row is None else InventorySyncRecord(*row)

@@ -34,6 +34,7 @@ def sync(conf=None):
         raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
     counts = db_api.sync_nodes(
         nodes, {node['uuid']: fingerprint(node) for node in nodes})
+    db_api.record_inventory_sync(conf.inventory.source, len(nodes))
     LOG.info('Inventory sync: %s', ', '.join(
         '%s %d' % item for item in sorted(counts.items())))
     if counts['flagged']:
@@ -41,3 +42,11 @@ def sync(conf=None):
                     'stay, flagged, until their reservations end.',
                     counts['flagged'])
     return counts
+
+
+def last_sync(conf=None):
+    """When the configured source was last synced completely (a record
+    with ``source``, ``synced_at``, ``nodes``), or None.
+    """
+    conf = conf or reserveapi_conf.CONF
+    return db_api.get_inventory_sync(conf.inventory.source)
