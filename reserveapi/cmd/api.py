@@ -12,6 +12,7 @@ from oslo_log import log
 
 from reserveapi.api import app
 from reserveapi.common import service
+from reserveapi.mirror import credentials
 
 LOG = log.getLogger(__name__)
 
@@ -29,6 +30,10 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
 
 def main(argv=None):
     conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup(conf)
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
     server = simple_server.make_server(
         conf.api.host_ip, conf.api.port, app.setup_app(conf),
         server_class=ThreadingWSGIServer,

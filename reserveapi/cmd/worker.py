@@ -15,6 +15,7 @@ from oslo_log import log
 from reserveapi import reservations
 from reserveapi.common import service
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import credentials
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
@@ -73,6 +74,10 @@ def run_forever(enabled):
 def main(argv=None):
     cfg.CONF.register_cli_opts(CLI_OPTS)
     conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup(conf)
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
     enabled = jobs(conf)
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
     if conf.once:
