@@ -14,9 +14,6 @@
 """Which [placement] (or [nova]) options are missing, named one by one."""
 
 import fixtures
-from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
-from oslo_config import fixture as config_fixture
 
 from reserveapi import conf
 from reserveapi.mirror import credentials
@@ -26,27 +23,11 @@ USUAL = ['auth_url', 'username or user_id', 'password',
          'project_name or project_id']
 
 
-def use_plugin_options(test, auth_type, group):
-    """Register a plugin's options for one test, so that it can set them.
-
-    missing_options() registers them as keystoneauth1 does, for good;
-    through a config fixture they are gone after the test, which matters
-    because ``auth_url`` is a required option: registered and unset, it
-    would make the next test's parsing of the configuration fail.
-    """
-    try:
-        loader = ks_loading.get_plugin_loader(auth_type)
-    except ks_exc.NoMatchingPlugin:
-        return
-    test.useFixture(config_fixture.Config(conf.CONF)).register_opts(
-        ks_loading.get_auth_plugin_conf_options(loader), group=group)
-
-
 class TestMissingOptions(base.TestCase):
 
     def missing(self, group='placement', **options):
         """Set ``options`` in ``[group]``, as a config file would."""
-        use_plugin_options(self, options.get('auth_type', 'password'),
+        base.use_plugin_options(self, options.get('auth_type', 'password'),
                            group)
         self.config(group=group, **options)
         return credentials.missing_options(conf.CONF, group)
@@ -114,21 +95,21 @@ class TestStartupCheck(base.TestCase):
             name='reserveapi.mirror.credentials'))
 
     def test_complete_options_say_nothing(self):
-        use_plugin_options(self, 'none', 'placement')
+        base.use_plugin_options(self, 'none', 'placement')
         self.config(group='placement', auth_type='none',
                     endpoint_override='http://placement')
         credentials.check_placement_at_startup(conf.CONF)
         self.assertEqual('', self.log.output)
 
     def test_missing_options_are_one_warning(self):
-        use_plugin_options(self, 'password', 'placement')
+        base.use_plugin_options(self, 'password', 'placement')
         credentials.check_placement_at_startup(conf.CONF)
         (line,) = self.log.output.splitlines()
         self.assertIn('[placement] lacks auth_type, auth_url, username or '
                       'user_id, password, project_name or project_id', line)
 
     def test_required_makes_them_fatal(self):
-        use_plugin_options(self, 'password', 'placement')
+        base.use_plugin_options(self, 'password', 'placement')
         self.config(group='mirror', require_placement_credentials=True)
         error = self.assertRaises(credentials.MissingCredentials,
                                   credentials.check_placement_at_startup,
