@@ -21,6 +21,12 @@ FORBIDDEN = {
            'reserveapi.inventory', 'reserveapi.matcher', 'pecan', 'wsme'),
     'client': ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
                'reserveapi.mirror', 'pecan', 'wsme', 'sqlalchemy'),
+    # The openstackclient plugin is a client: none of the server.
+    'osc': ('reserveapi.api', 'reserveapi.cmd', 'reserveapi.common',
+            'reserveapi.conf', 'reserveapi.db', 'reserveapi.inventory',
+            'reserveapi.matcher', 'reserveapi.mirror', 'reserveapi.policies',
+            'reserveapi.policy', 'reserveapi.reservations', 'reserveapi.wsgi',
+            'pecan', 'wsme', 'sqlalchemy', 'oslo_db', 'oslo_config'),
     'common': ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
                'reserveapi.mirror', 'reserveapi.inventory', 'pecan', 'wsme'),
 }
