@@ -3,6 +3,7 @@
 import fixtures
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslotest import base
 
@@ -33,5 +34,10 @@ def use_plugin_options(test, auth_type, group):
         loader = ks_loading.get_plugin_loader(auth_type)
     except ks_exc.NoMatchingPlugin:
         return
-    test.useFixture(config_fixture.Config(conf.CONF)).register_opts(
-        ks_loading.get_auth_plugin_conf_options(loader), group=group)
+    fixture = test.useFixture(config_fixture.Config(conf.CONF))
+    for opt in ks_loading.get_auth_plugin_conf_options(loader):
+        try:
+            fixture.register_opt(opt, group=group)
+        except cfg.DuplicateOptError:
+            # Another plugin's option of that name (``endpoint``) stays.
+            pass
