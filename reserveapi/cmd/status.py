@@ -82,7 +82,9 @@ SOURCE_CHECKS = {
     'file': _check_file_source,
 }
 """One check per ``[inventory] source``: can the service read it now?
-Every choice of the option needs an entry (a unit test insists)."""
+Every choice of the option needs an entry (a test insists), so a new
+source comes with its check: for Ironic, that it answers with the
+microversion the source needs."""
 
 
 class Checks(upgradecheck.UpgradeCommands):

@@ -50,7 +50,6 @@ class Clients:
     """
 
     def __init__(self, adapter):
-        self.adapter = adapter
         self.reservations = client.ReservationClient(adapter)
         self.nodes = client.NodeClient(adapter)
         self.aggregates = client.AggregateMirrorClient(adapter)
