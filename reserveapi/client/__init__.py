@@ -37,7 +37,9 @@ from reserveapi.client.base import Conflict
 from reserveapi.client.base import NotFound
 from reserveapi.client.base import NoValidNode
 from reserveapi.client.base import ServiceUnavailable
+from reserveapi.client.nodes import NodeClient
 from reserveapi.client.reservations import ReservationClient
 
-__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NotFound',
-           'NoValidNode', 'ReservationClient', 'ServiceUnavailable']
+__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NodeClient',
+           'NotFound', 'NoValidNode', 'ReservationClient',
+           'ServiceUnavailable']

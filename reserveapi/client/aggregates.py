@@ -43,3 +43,17 @@ class AggregateMirrorClient(base.BaseClient):
 
     def get(self, aggregate_uuid):
         return self.request('GET', _path(aggregate_uuid))
+
+    def list(self, **query):
+        """Every aggregate the mirror knows, following ``next`` links;
+        ``query`` takes ``limit``, ``marker``, ``sort_key``, ``sort_dir``.
+        """
+        return self.pages('/v1/aggregates', 'aggregates', **query)
+
+    def sync(self, aggregates, dry_run=False, prune=False):
+        """Compare Placement with ``aggregates`` (``[{"uuid", "hosts"}]``)
+        and, unless ``dry_run``, fix it; the report of differences.
+        """
+        return self.request('POST', '/v1/aggregates/sync', json={
+            'aggregates': list(aggregates), 'dry_run': dry_run,
+            'prune': prune})

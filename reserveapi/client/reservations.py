@@ -40,22 +40,13 @@ class ReservationClient(base.BaseClient):
 
     def list(self, **filters):
         """Every reservation matching ``filters``, following ``next``."""
-        return self._pages('reservations', filters)
+        return self.pages('/v1/reservations', 'reservations', **filters)
 
     def nodes(self, **filters):
         """Every node of the inventory matching ``filters``, with its
         reservation, following ``next``.
         """
-        return self._pages('nodes', filters)
-
-    def _pages(self, resource, filters):
-        url = '/v1/%s' % resource
-        if filters:
-            url += '?' + urllib.parse.urlencode(sorted(filters.items()))
-        while url:
-            page = self.request('GET', url)
-            yield from page[resource]
-            url = page.get('next')
+        return self.pages('/v1/nodes', 'nodes', **filters)
 
     def confirm(self, uuid):
         """Mark the reservation active once the instance is deployed;

@@ -25,6 +25,7 @@ from oslo_log import log
 from reserveapi.api import app
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.mirror import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -43,6 +44,10 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
 
 def main(argv=None):
     service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup()
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
     server = simple_server.make_server(
         CONF.api.host_ip, CONF.api.port, app.setup_app(),
         server_class=ThreadingWSGIServer,

@@ -28,6 +28,7 @@ from reserveapi import reservations
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import credentials
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
@@ -87,6 +88,10 @@ def run_forever(enabled):
 def main(argv=None):
     CONF.register_cli_opts(CLI_OPTS)
     service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup()
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
     enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
     if CONF.once:

@@ -15,6 +15,7 @@
 from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
+from alembic import script as alembic_script
 
 from reserveapi.db import base as db_base
 
@@ -45,6 +46,12 @@ def current(engine=None):
     with engine.connect() as connection:
         return alembic_migration.MigrationContext.configure(
             connection).get_current_revision()
+
+
+def head():
+    """The newest revision this code's migrations know."""
+    return alembic_script.ScriptDirectory.from_config(
+        _alembic_config()).get_current_head()
 
 
 def revision(message, autogenerate=False, engine=None):

@@ -205,3 +205,20 @@ class MirrorHost(TimestampMixin, Base):
     pending_since = sa.Column(DateTime, nullable=True)
 
     aggregate = orm.relationship('MirrorAggregate', back_populates='hosts')
+
+
+class InventorySync(Base):
+    """When each inventory source was last read completely, and how many
+    nodes it listed: ``reserveapi-status`` tells a stalled sync by it.
+    """
+
+    __tablename__ = 'inventory_syncs'
+    __table_args__ = (
+        sa.UniqueConstraint('source', name='uniq_inventory_syncs0source'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    source = sa.Column(sa.String(32), nullable=False)
+    synced_at = sa.Column(DateTime, nullable=False)
+    nodes = sa.Column(sa.Integer, nullable=False)

@@ -286,3 +286,36 @@ def get_capacity(host=None):
         return [{key: value if key == 'resource_class' else int(value or 0)
                  for key, value in row._mapping.items()}
                 for row in session.execute(query)]
+
+
+@base.retry_on_duplicate
+def record_inventory_sync(source, nodes, now=None):
+    """Note that ``source`` was just read completely, listing ``nodes``.
+
+    Two workers recording a source's first sync at once both insert; the
+    loser starts over and updates.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    table = models.InventorySync
+    with base.writer() as session:
+        updated = session.execute(
+            sa.update(table).where(table.source == source)
+            .values(synced_at=now, nodes=nodes)).rowcount
+        if not updated:
+            session.execute(sa.insert(table).values(
+                source=source, synced_at=now, nodes=nodes))
+
+
+def get_inventory_sync(source):
+    """The last complete sync of ``source``, or None if there was none.
+
+    :raises: DBError
+    """
+    table = models.InventorySync
+    with base.reader() as session:
+        row = session.execute(
+            sa.select(table.source, table.synced_at, table.nodes)
+            .where(table.source == source)).first()
+    return None if row is None else records.InventorySyncRecord(*row)

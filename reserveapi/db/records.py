@@ -157,3 +157,12 @@ def mirror_aggregate_record(aggregate):
         hosts=tuple(sorted((mirror_host_record(row, aggregate.uuid)
                             for row in aggregate.hosts),
                            key=lambda record: record.host)))
+
+
+@dataclasses.dataclass(frozen=True)
+class InventorySyncRecord:
+    """When an inventory source was last read completely."""
+
+    source: str
+    synced_at: object
+    nodes: int

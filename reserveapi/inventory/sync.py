@@ -48,6 +48,7 @@ def sync():
         raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
     counts = db_nodes.sync_nodes(
         nodes, {node['uuid']: fingerprint(node) for node in nodes})
+    db_nodes.record_inventory_sync(CONF.inventory.source, len(nodes))
     LOG.info('Inventory sync: %s', ', '.join(
         '%s %d' % item for item in sorted(counts.items())))
     if counts['flagged']:
@@ -55,3 +56,10 @@ def sync():
                     'stay, flagged, until their reservations end.',
                     counts['flagged'])
     return counts
+
+
+def last_sync():
+    """When the configured source was last synced completely (a record
+    with ``source``, ``synced_at``, ``nodes``), or None.
+    """
+    return db_nodes.get_inventory_sync(CONF.inventory.source)

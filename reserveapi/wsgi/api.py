@@ -21,8 +21,13 @@ Reads the config file named by RESERVEAPI_CONFIG_FILE, default
 import os
 import threading
 
+from oslo_log import log
+
 from reserveapi.api import app
 from reserveapi.common import service
+from reserveapi.mirror import credentials
+
+LOG = log.getLogger(__name__)
 
 CONFIG_FILE_ENV = 'RESERVEAPI_CONFIG_FILE'
 DEFAULT_CONFIG_FILE = '/etc/reserveapi/reserveapi.conf'
@@ -37,6 +42,12 @@ def init_application():
         if _application is None:
             config_file = os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE)
             service.prepare_service([], default_config_files=[config_file])
+            try:
+                credentials.check_placement_at_startup()
+            except credentials.MissingCredentials as exc:
+                # One clear line in the log, then refuse to load.
+                LOG.critical('%s', exc)
+                raise
             _application = app.setup_app()
     return _application
 

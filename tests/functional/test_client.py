@@ -12,6 +12,7 @@
 
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import itertools
 import json
 import time
 import uuid
@@ -211,3 +212,63 @@ class TestAggregateMirrorClient(mirror_base.MirrorAPITestCase):
                          self.client.get(self.aggregate)['hosts'][0]['state'])
         self.assertEqual({self.aggregate},
                          self.placement.aggregates(self.provider))
+
+    def test_list_and_sync(self):
+        self.config(max_limit=1, group='api')
+        other = mirror_base.new_uuid()
+        for aggregate in (self.aggregate, other):
+            self.client.add_host(aggregate, 'compute-1')
+        self.assertEqual(sorted([self.aggregate, other]),
+                         [agg['uuid'] for agg in self.client.list()])
+        (first,) = itertools.islice(self.client.list(sort_dir='desc'), 1)
+        self.assertEqual(max(self.aggregate, other), first['uuid'])
+
+        self.placement.set_aggregates(self.provider, [])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}],
+            dry_run=True)
+        self.assertEqual((True, False), (report['dry_run'],
+                                         report['in_sync']))
+        self.assertEqual([('compute-1', 'missing', 'none')],
+                         [(item['host'], item['difference'], item['action'])
+                          for item in report['differences']])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}])
+        self.assertEqual(['added'], [item['action']
+                                     for item in report['differences']])
+        self.assertEqual({self.aggregate},
+                         self.placement.aggregates(self.provider))
+
+
+class TestNodeClient(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(auth_strategy='noauth', group='api')
+        self.config(max_limit=2, group='api')
+        inventory.sync(self, [
+            inventory.node('node-%d' % index,
+                           maintenance=index == 4) for index in range(5)])
+        server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
+        self.client = client.NodeClient(ks_session.Session(),
+                                        endpoint_override=server.url)
+
+    def test_list_follows_next_links_with_filters(self):
+        names = [node['name'] for node in self.client.list(sort_key='name')]
+        self.assertEqual(['node-%d' % index for index in range(5)], names)
+        self.assertEqual(['node-4'], [node['name'] for node in
+                                      self.client.list(maintenance='true')])
+
+    def test_marker_and_limit(self):
+        names = [node['name'] for node in self.client.list(
+            sort_key='name', limit=1,
+            marker=inventory.node_uuid('node-2'))]
+        self.assertEqual(['node-3', 'node-4'], names)
+
+    def test_get_by_name_or_uuid(self):
+        by_name = self.client.get('node-3')
+        self.assertEqual(inventory.node_uuid('node-3'), by_name['uuid'])
+        self.assertEqual(by_name, self.client.get(by_name['uuid']))
+        error = self.assertRaises(client.NotFound, self.client.get, 'nope')
+        self.assertEqual('reserveapi.node_not_found', error.code)

@@ -178,6 +178,20 @@ class TestInventorySync(base.APITestCase):
         self.assertRaises(exception.Invalid, inventory_sync.sync)
         self.assertEqual(before, self.nodes())
 
+    def test_each_complete_sync_is_recorded(self):
+        first = inventory_sync.last_sync()
+        self.assertEqual(('file', 3), (first.source, first.nodes))
+        inventory.sync(self, self.first[:2])
+        second = inventory_sync.last_sync()
+        self.assertEqual(2, second.nodes)
+        self.assertGreater(second.synced_at, first.synced_at)
+
+    def test_a_broken_document_is_not_a_sync(self):
+        before = inventory_sync.last_sync()
+        inventory.use(self, [inventory.node('node-4', cpus='many')])
+        self.assertRaises(exception.Invalid, inventory_sync.sync)
+        self.assertEqual(before, inventory_sync.last_sync())
+
     def test_json_document(self):
         path = inventory.use(self, [inventory.node('node-9')],
                              filename='nodes.json')

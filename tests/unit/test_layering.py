@@ -58,7 +58,7 @@ FORBIDDEN = {
     'client': SERVER + WEB,
     # The Nova side and the openstackclient plugin use reserveapi.client.
     'nova': SERVER + WEB,
-    'osc': SERVER + WEB,
+    'osc': SERVER + WEB + ('oslo_db', 'oslo_config'),
 }
 # Entry points and glue, which may import any layer.
 UNRESTRICTED = {'cmd', 'wsgi', 'conf', 'policy', 'version', '__init__'}
