@@ -287,11 +287,12 @@ def _paginate(session, query, model, limit, sort_key, sort_dir, marker):
         order.insert(0, direction(sa.case((column.is_(None), 1), else_=0)))
     query = query.order_by(*order)
     if marker is not None:
+        marker_uuid = marker
         marker = session.scalars(sa.select(model).where(
-            model.uuid == marker)).first()
+            model.uuid == marker_uuid)).first()
         if marker is None:
             raise exception.Invalid(reason='marker %s does not exist.'
-                                    % marker)
+                                    % marker_uuid)
         value = getattr(marker, sort_key)
 
         def after(attribute, bound):
