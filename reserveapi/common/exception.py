@@ -114,3 +114,11 @@ class ServiceUnavailable(ReserveapiException):
     status = 503
     code = 'reserveapi.service_unavailable'
     msg_fmt = '%(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database did not answer: nothing was changed, retry later."""
+
+    code = 'reserveapi.database_unavailable'
+    msg_fmt = ('The database is unavailable; nothing was changed. Retry '
+               'later.')

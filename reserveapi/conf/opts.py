@@ -3,6 +3,7 @@
 from reserveapi.conf import api
 from reserveapi.conf import database
 from reserveapi.conf import default
+from reserveapi.conf import healthcheck
 from reserveapi.conf import inventory
 from reserveapi.conf import matcher
 from reserveapi.conf import mirror
@@ -10,8 +11,8 @@ from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, database, inventory, matcher, mirror, nova,
-           placement, reservations)
+MODULES = (default, api, database, healthcheck, inventory, matcher, mirror,
+           nova, placement, reservations)
 
 
 def list_opts():
@@ -26,3 +27,4 @@ def list_opts():
 def update_opt_defaults():
     """oslo.config.opts.defaults: our defaults for library options."""
     database.set_lib_defaults()
+    healthcheck.set_lib_defaults()

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from reserveapi.common import exception
+from reserveapi.db import connection_errors  # noqa: F401 - registers
 from reserveapi.db import models
 
 main_context_manager = enginefacade.transaction_context()
