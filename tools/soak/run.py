@@ -133,6 +133,10 @@ class BackendRun:
         self.faults = []
         self.stop_load = threading.Event()
         self.hosts = ['compute-%d' % index for index in range(args.clients)]
+        # Aggregates span twice as many hosts as there are clients, so a
+        # reconcile pass has enough providers to read to be caught in.
+        self.aggregate_hosts = ['compute-%d' % index
+                                for index in range(2 * args.clients)]
         self._cleanups = []
 
     def log(self, message):
@@ -151,7 +155,7 @@ class BackendRun:
         self._cleanups.append(self.engine.dispose)
         self.placement = soakservices.Placement(self.dir)
         self._cleanups.append(self.placement.stop)
-        for host in self.hosts:
+        for host in self.aggregate_hosts:
             self.placement.create_provider(host)
         self.inventory = os.path.join(self.dir, 'nodes.json')
         write_inventory(self.inventory, self.args.nodes, 0)
@@ -191,7 +195,8 @@ class BackendRun:
             self.api.url, host, self.recorder, self.stop_load)
             for host in self.hosts]
         self.aggregates = soakload.AggregateClient(
-            self.api.url, self.hosts, self.recorder, self.stop_load)
+            self.api.url, self.aggregate_hosts, self.recorder,
+            self.stop_load)
         self.monitor = soakload.Monitor(self.engine.url.render_as_string(
             hide_password=False), self.recorder, self.stop_load)
         self.mutator = Mutator(self.inventory, self.args.nodes,
@@ -228,10 +233,9 @@ class BackendRun:
                     'client_connection_retries_next_2s': self.recorder.counts[
                         'connection retries (keystoneauth1)'] - cut_before}
         if kind.startswith('worker-kill'):
-            jobs = (('inventory-sync',) if kind.endswith('sync')
-                    else ('mirror-retry', 'mirror-reconcile'))
-            job, mid = self.worker.kill_during(jobs)
-            return {'job': job, 'landed_mid_job': mid}
+            return self.kill_worker_in(
+                ('inventory-sync',) if kind.endswith('sync')
+                else ('mirror-reconcile', 'mirror-retry'))
         if kind == 'placement-pause':
             self.placement.pause(2.0)
             return {'paused_s': 2.0}
@@ -242,6 +246,17 @@ class BackendRun:
             self.server.kill()
             self.server.start()
         return {'down_s': round(time.monotonic() - started, 2)}
+
+    def kill_worker_in(self, jobs, tries=3):
+        """Kill the daemon as one of ``jobs`` starts; again (a new kill)
+        if the job was over before the kill, up to ``tries`` kills."""
+        kills = []
+        for _try in range(tries):
+            job, mid = self.worker.kill_during(jobs)
+            kills.append(job)
+            if mid:
+                break
+        return {'job': job, 'kills': len(kills), 'landed_mid_job': mid}
 
     def settle(self):
         """Stop the load, release what a lost answer left, let claims and
@@ -276,6 +291,7 @@ class BackendRun:
             summary = faults.setdefault(fault['kind'], {'count': 0})
             summary['count'] += 1
             if 'landed_mid_job' in fault:
+                summary['kills'] = summary.get('kills', 0) + fault['kills']
                 summary['landed_mid_job'] = summary.get(
                     'landed_mid_job', 0) + fault['landed_mid_job']
         counts = dict(sorted(self.recorder.counts.items()))

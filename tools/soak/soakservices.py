@@ -240,7 +240,7 @@ class WorkerDaemon:
                 self.start()
                 return job, not re.search(r'Finished %s\b' % re.escape(job),
                                           after)
-            time.sleep(0.005)
+            time.sleep(0.001)
         return None, False
 
     def stop(self):
