@@ -22,7 +22,6 @@ import datetime
 import functools
 import sys
 
-from oslo_db import exception as db_exc
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
@@ -96,8 +95,8 @@ class Checks(upgradecheck.UpgradeCommands):
         """Why this code cannot read the database, or None."""
         try:
             current = migration.current()
-        except db_exc.DBError as exc:
-            return 'Cannot read the database: %s' % exc
+        except exception.DatabaseUnavailable as exc:
+            return exc.detail
         if current != migration.head():
             return ('The database schema is at %s, this release needs %s: '
                     'run "reserveapi-dbsync upgrade".'

@@ -74,14 +74,28 @@ def run_once(enabled):
     return 1 if failed else 0
 
 
+def _traced(name, job):
+    """``job``, logging at DEBUG when each run starts and finishes, so
+    that an operator (or the soak, which kills workers mid-job) can tell
+    which job a worker is in.
+    """
+
+    def run():
+        LOG.debug('Running %s', name)
+        job()
+        LOG.debug('Finished %s', name)
+
+    return run
+
+
 def run_forever(enabled):
     """Run the jobs at their intervals until stopped (futurist logs and
     survives a failing run; the job runs again at its next interval).
     """
     callables = [
         (periodics.periodic(spacing=interval, run_immediately=True)(
-            functools.partial(job)), (), {})
-        for _name, interval, job in enabled]
+            functools.partial(_traced(name, job))), (), {})
+        for name, interval, job in enabled]
     periodics.PeriodicWorker(callables).start()
 
 

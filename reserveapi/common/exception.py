@@ -125,3 +125,17 @@ class NodeAlreadyReserved(Conflict):
 
     code = 'reserveapi.node_reserved'
     msg_fmt = 'Node %(node)s is already reserved.'
+
+
+class ServiceUnavailable(ReserveapiException):
+    status = 503
+    code = 'reserveapi.service_unavailable'
+    msg_fmt = '%(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database did not answer: nothing was changed, retry later."""
+
+    code = 'reserveapi.database_unavailable'
+    msg_fmt = ('The database is unavailable; nothing was changed. Retry '
+               'later.')

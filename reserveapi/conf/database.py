@@ -19,7 +19,12 @@ DEFAULT_CONNECTION = 'sqlite:///$state_path/reserveapi.sqlite'
 
 
 def set_lib_defaults():
-    cfg.set_defaults(db_options.database_opts, connection=DEFAULT_CONNECTION)
+    # max_retries = 0: no connection test when the engine is created.
+    # oslo.db's default retries it 10 times 10 s apart inside whatever
+    # request comes first; an API process started while the database is
+    # down must answer 503 at once, and connect again on the next request.
+    cfg.set_defaults(db_options.database_opts, connection=DEFAULT_CONNECTION,
+                     max_retries=0)
 
 
 def register_opts(conf):

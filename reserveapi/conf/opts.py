@@ -15,6 +15,7 @@
 from reserveapi.conf import api
 from reserveapi.conf import database
 from reserveapi.conf import default
+from reserveapi.conf import healthcheck
 from reserveapi.conf import inventory
 from reserveapi.conf import matcher
 from reserveapi.conf import mirror
@@ -22,8 +23,8 @@ from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, database, inventory, matcher, mirror, nova,
-           placement, reservations)
+MODULES = (default, api, database, healthcheck, inventory, matcher, mirror,
+           nova, placement, reservations)
 
 
 def list_opts():
@@ -38,3 +39,4 @@ def list_opts():
 def update_opt_defaults():
     """oslo.config.opts.defaults: our defaults for library options."""
     database.set_lib_defaults()
+    healthcheck.set_lib_defaults()

@@ -22,6 +22,7 @@ oslo.db's ``DBError`` family: the database failed, and nothing of the
 transaction was kept.
 """
 
+import contextlib
 import threading
 
 from oslo_db import api as oslo_db_api
@@ -30,6 +31,9 @@ from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+
+# Registers the connection failures oslo.db misses, before any engine runs.
+from reserveapi.db import connection_errors  # noqa: F401
 
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
@@ -49,14 +53,32 @@ retry_on_duplicate = oslo_db_api.wrap_db_retry(
     exception_checker=lambda exc: isinstance(exc, db_exc.DBDuplicateEntry))
 
 
+@contextlib.contextmanager
+def _unavailable_as_503(transaction):
+    """A lost or refused connection is ``DatabaseUnavailable``: the
+    transaction did not commit, so the caller may simply retry.
+    """
+    try:
+        with transaction as session:
+            yield session
+    except db_exc.DBConnectionError as exc:
+        raise exception.DatabaseUnavailable() from exc
+
+
 def reader():
-    """A read transaction, joined by any reader already open here."""
-    return main_context_manager.reader.using(_CONTEXT)
+    """A read transaction, joined by any reader already open here.
+
+    :raises: DatabaseUnavailable
+    """
+    return _unavailable_as_503(main_context_manager.reader.using(_CONTEXT))
 
 
 def writer():
-    """A write transaction, committed when the block ends."""
-    return main_context_manager.writer.using(_CONTEXT)
+    """A write transaction, committed when the block ends.
+
+    :raises: DatabaseUnavailable
+    """
+    return _unavailable_as_503(main_context_manager.writer.using(_CONTEXT))
 
 
 def get_engine():

@@ -16,7 +16,9 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 from alembic import script as alembic_script
+from oslo_db import exception as db_exc
 
+from reserveapi.common import exception
 from reserveapi.db import base as db_base
 
 
@@ -40,12 +42,16 @@ def upgrade(revision='head', engine=None):
 def current(engine=None):
     """The revision the database is at, or None for an empty database.
 
-    :raises: DBError
+    :raises: DatabaseUnavailable when the database cannot be read.
     """
     engine = engine or db_base.get_engine()
-    with engine.connect() as connection:
-        return alembic_migration.MigrationContext.configure(
-            connection).get_current_revision()
+    try:
+        with engine.connect() as connection:
+            return alembic_migration.MigrationContext.configure(
+                connection).get_current_revision()
+    except db_exc.DBError as exc:
+        raise exception.DatabaseUnavailable(
+            'Cannot read the database: %s' % exc) from exc
 
 
 def head():

@@ -70,8 +70,9 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
        'oslo_db.sqlalchemy')
 # reserveapi/db/ in layers: a module imports only the db modules of the
 # layers before its own.
-DB_LAYERS = (('models', 'base', 'records'),
-             ('matching', 'migration'),
+DB_LAYERS = (('connection_errors',),
+             ('models', 'base', 'records'),
+             ('matching', 'migration', 'healthcheck'),
              ('nodes', 'mirror'),
              ('reservations',))
 

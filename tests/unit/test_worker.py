@@ -12,6 +12,9 @@
 
 """reserveapi-worker --once: every job runs, a failure is reported."""
 
+import logging
+
+import fixtures
 from oslotest import base
 
 from reserveapi.cmd import worker
@@ -35,3 +38,26 @@ class TestRunOnce(base.BaseTestCase):
         self.assertEqual(0, worker.run_once(
             [('fine', 1, lambda: ran.append('fine'))]))
         self.assertEqual(['fine'], ran)
+
+
+class TestTraced(base.BaseTestCase):
+    """The daemon's jobs say when they start and finish, at DEBUG."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='reserveapi.cmd.worker', level=logging.DEBUG))
+
+    def test_start_and_finish(self):
+        ran = []
+        worker._traced('inventory-sync', lambda: ran.append(1))()
+        self.assertEqual([1], ran)
+        self.assertEqual('Running inventory-sync\nFinished inventory-sync\n',
+                         self.log.output)
+
+    def test_a_failure_propagates_unfinished(self):
+        def broken():
+            raise RuntimeError('database is gone')
+
+        self.assertRaises(RuntimeError, worker._traced('mirror-retry', broken))
+        self.assertEqual('Running mirror-retry\n', self.log.output)

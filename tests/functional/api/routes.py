@@ -44,6 +44,14 @@ def routes():
     return sorted(found)
 
 
+def guarded_routes():
+    """``"METHOD /path/{param}"`` for every route behind policy (all but
+    version discovery), sorted: the rows of the RBAC matrix and of the
+    database-down suite.
+    """
+    return ['%s %s' % route for route in routes() if route not in PUBLIC]
+
+
 def _walk(controller, path, parent_args, found):
     for name, method in _COLLECTION.items():
         if _exposed(controller, name):

@@ -163,6 +163,24 @@ class TestReaderAndService(base.APITestCase):
         self.assertError(self.request('GET', self.path, headers=stranger),
                          404, 'reserveapi.reservation_not_found')
 
+    def test_another_projects_marker_is_unknown(self):
+        """Refused exactly as a marker that does not exist: a 200 would
+        tell the stranger that the reservation exists."""
+        stranger = self.headers_for(['reader'], project_id='someone-else')
+        marker = self.path.rsplit('/', 1)[1]
+        missing = '00000000-0000-4000-8000-000000000000'
+        theirs = self.assertError(
+            self.request('GET', '/v1/reservations?marker=' + marker,
+                         headers=stranger), 400, 'reserveapi.invalid')
+        unknown = self.assertError(
+            self.request('GET', '/v1/reservations?marker=' + missing,
+                         headers=stranger), 400, 'reserveapi.invalid')
+        self.assertEqual(unknown['detail'].replace(missing, marker),
+                         theirs['detail'])
+        own = self.request('GET', '/v1/reservations?marker=' + marker,
+                           headers=self.reader)
+        self.assertEqual(200, own.status_int, own.text)
+
     def test_reader_without_a_project_sees_nothing(self):
         no_project = {'X-Roles': 'reader', 'X-User-Id': 'user',
                       'X-Identity-Status': 'Confirmed'}
