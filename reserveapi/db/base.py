@@ -95,11 +95,14 @@ def paginate(session, query, model, limit, sort_key, sort_dir, marker):
     """``query`` ordered by ``(sort_key, id)``, starting after the row
     whose uuid is ``marker``.
 
+    The marker must be a row of this very listing: a row the filters
+    exclude (another project's reservation, say) is as unknown as one
+    that does not exist, so a marker never tells that a row exists.
     NULL sorts after every value (before, with desc: desc is asc
     reversed) on every backend. oslo.db's paginate_query leaves NULL order
     to the backend and skips rows when the marker's sort key is NULL.
 
-    :raises: Invalid if no row has the uuid ``marker``.
+    :raises: Invalid if the listing has no row with the uuid ``marker``.
     """
     column = getattr(model, sort_key)
     nullable = model.__table__.c[sort_key].nullable
@@ -108,31 +111,32 @@ def paginate(session, query, model, limit, sort_key, sort_dir, marker):
     order = [direction(column), direction(model.id)]
     if nullable:
         order.insert(0, direction(sa.case((column.is_(None), 1), else_=0)))
-    query = query.order_by(*order)
     if marker is not None:
-        query = query.where(_after_marker(session, model, column, nullable,
-                                          ascending, marker))
+        row = session.execute(query.with_only_columns(
+            model.id, column, maintain_column_froms=True).where(
+            model.uuid == marker)).first()
+        if row is None:
+            raise exception.Invalid(
+                reason='marker %s is not in this list.' % marker)
+        query = query.where(_after(model, column, nullable, ascending,
+                                   row.id, row[1]))
+    query = query.order_by(*order)
     return query.limit(limit) if limit is not None else query
 
 
-def _after_marker(session, model, column, nullable, ascending, marker):
+def _after(model, column, nullable, ascending, marker_id, value):
     """The clause that keeps the rows sorting after the marker's row."""
-    row = session.scalars(sa.select(model).where(
-        model.uuid == marker)).first()
-    if row is None:
-        raise exception.Invalid(reason='marker %s does not exist.' % marker)
-    value = getattr(row, column.key)
 
     def after(attribute, bound):
         return attribute > bound if ascending else attribute < bound
 
     if value is None:
-        later = sa.and_(column.is_(None), after(model.id, row.id))
+        later = sa.and_(column.is_(None), after(model.id, marker_id))
         if not ascending:
             later = sa.or_(later, column.is_not(None))
         return later
     later = sa.or_(after(column, value), sa.and_(
-        column == value, after(model.id, row.id)))
+        column == value, after(model.id, marker_id)))
     if nullable and ascending:
         later = sa.or_(later, column.is_(None))
     return later

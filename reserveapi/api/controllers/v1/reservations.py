@@ -80,21 +80,6 @@ def _new_values(current, patch):
             if value != document[key]}
 
 
-def _check_marker_in_project(marker, project_id):
-    """Another project's reservation is no marker for a caller restricted
-    to ``project_id``: it is refused exactly as a marker that does not
-    exist, or the answer would tell that it exists.
-    """
-    if marker is None:
-        return
-    try:
-        reservation = reservations.get(marker)
-    except exception.ReservationNotFound:
-        return  # the listing itself refuses it
-    if reservation.project_id != project_id:
-        raise exception.Invalid(reason='marker %s does not exist.' % marker)
-
-
 class ReservationsController(rest.RestController):
 
     @staticmethod
@@ -130,7 +115,6 @@ class ReservationsController(rest.RestController):
                 # no project to restrict the list to, there is none.
                 raise
             project_id = context.project_id
-            _check_marker_in_project(marker, project_id)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir,
             reservations.SORT_KEYS, 'created_at')
