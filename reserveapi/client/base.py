@@ -1,14 +1,36 @@
-"""What both clients share: the adapter and error translation."""
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the clients share: the adapter, retries, version negotiation,
+error translation and pages.
+"""
+
+import threading
+import urllib.parse
 
 from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import discover as ks_discover
 from keystoneauth1 import exceptions as ks_exc
 
 SERVICE_TYPE = 'reservation'
-MICROVERSION = '1.0'
-# Connection failures and 503s are retried: every call we make is safe to
-# repeat (a repeated reservation returns the existing one).
-CONNECT_RETRIES = 3
-STATUS_CODE_RETRIES = 3
+# The oldest and newest microversions this client speaks; the version
+# used is the newest that the service also serves.
+MIN_VERSION = '1.0'
+MAX_VERSION = '1.0'
+# Idempotent calls are retried on connection failures and on these
+# statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
+RETRIES = 3
+RETRIABLE_STATUS_CODES = [502, 503, 504]
+NO_VALID_NODE = 'reserveapi.no_valid_node'
 
 
 class ClientError(Exception):
@@ -28,32 +50,107 @@ class NotFound(ClientError):
 
 
 class Conflict(ClientError):
-    """409: no valid node, another host's instance, a stale state."""
+    """409: another host's instance, a stale state, ..."""
+
+
+class NoValidNode(Conflict):
+    """409 ``reserveapi.no_valid_node``: ``detail`` counts what each
+    criterion eliminated.
+    """
+
+
+class ServiceUnavailable(ClientError):
+    """The service cannot be reached (not in the catalog, connection
+    refused or timed out) or answered 502/503/504, after the retries.
+    """
 
 
 def make_adapter(session_or_adapter, **adapter_kwargs):
     if isinstance(session_or_adapter, ks_adapter.Adapter):
         return session_or_adapter
     adapter_kwargs.setdefault('service_type', SERVICE_TYPE)
-    adapter_kwargs.setdefault('default_microversion', MICROVERSION)
-    adapter_kwargs.setdefault('connect_retries', CONNECT_RETRIES)
-    adapter_kwargs.setdefault('status_code_retries', STATUS_CODE_RETRIES)
-    adapter_kwargs.setdefault('retriable_status_codes', [503])
     return ks_adapter.Adapter(session_or_adapter, **adapter_kwargs)
 
 
 class BaseClient:
+    """Calls the service at the newest microversion both sides speak,
+    negotiated once from the version document at the endpoint's root.
+    """
 
     def __init__(self, session_or_adapter, **adapter_kwargs):
         self.adapter = make_adapter(session_or_adapter, **adapter_kwargs)
+        self._version = None
+        self._version_lock = threading.Lock()
 
-    def request(self, method, url, **kwargs):
-        """The decoded JSON body (None when there is none), or raise."""
+    @property
+    def api_version(self):
+        with self._version_lock:
+            if self._version is None:
+                self._version = self._negotiate()
+            return self._version
+
+    def request(self, method, url, idempotent=None, **kwargs):
+        """The decoded JSON body (None when there is none), or raise.
+
+        GET, PUT and DELETE are retried; a POST or PATCH only when the
+        caller says the service makes it safe to repeat (``idempotent``).
+        """
+        if idempotent is None:
+            idempotent = method in ('GET', 'HEAD', 'PUT', 'DELETE')
+        kwargs.setdefault('microversion', self.api_version)
+        return self._send(method, url, idempotent, **kwargs)
+
+    def _send(self, method, url, idempotent, **kwargs):
+        retries = RETRIES if idempotent else 0
+        kwargs.setdefault('microversion_service_type', SERVICE_TYPE)
         try:
-            response = self.adapter.request(url, method, **kwargs)
+            response = self.adapter.request(
+                url, method, connect_retries=retries,
+                status_code_retries=retries,
+                retriable_status_codes=RETRIABLE_STATUS_CODES, **kwargs)
         except ks_exc.HttpError as exc:
             raise _client_error(exc)
+        except (ks_exc.ConnectionError, ks_exc.EndpointNotFound,
+                ks_exc.DiscoveryFailure) as exc:
+            raise ServiceUnavailable(None, None, str(exc), None)
         return response.json() if response.content else None
+
+    def _negotiate(self):
+        document = self._send('GET', '/', idempotent=True)
+        versions = [version for version in document.get('versions', ())
+                    if version.get('id') == 'v1']
+        if not versions:
+            raise ServiceUnavailable(
+                None, None, 'The service at this endpoint offers no v1 API '
+                'in its version document.', None)
+        served_min = versions[0].get('min_version') or MIN_VERSION
+        served_max = versions[0].get('max_version') or MIN_VERSION
+        best = min(ks_discover.normalize_version_number(MAX_VERSION),
+                   ks_discover.normalize_version_number(served_max))
+        if best < max(ks_discover.normalize_version_number(MIN_VERSION),
+                      ks_discover.normalize_version_number(served_min)):
+            raise ClientError(
+                None, None, 'The service speaks microversions %s to %s; '
+                'this client %s to %s.' % (served_min, served_max,
+                                           MIN_VERSION, MAX_VERSION), None)
+        return ks_discover.version_to_string(best)
+
+    def pages(self, path, key, **query):
+        """Every item of the list at ``path``, following ``next`` links.
+
+        ``query`` (filters, ``limit``, ``marker``, ``sort_key``...) goes
+        on the first request; the service repeats it in each ``next``
+        link. ``limit`` is a page size, so stop iterating to read fewer.
+        """
+        query = {name: value for name, value in query.items()
+                 if value is not None}
+        url = path
+        if query:
+            url += '?' + urllib.parse.urlencode(sorted(query.items()))
+        while url:
+            page = self.request('GET', url)
+            yield from page[key]
+            url = page.get('next')
 
 
 def _client_error(exc):
@@ -62,6 +159,12 @@ def _client_error(exc):
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         error = {}
     status = exc.http_status
-    cls = {404: NotFound, 409: Conflict}.get(status, ClientError)
-    return cls(status, error.get('code'), error.get('detail', exc.message),
+    code = error.get('code')
+    if status == 409 and code == NO_VALID_NODE:
+        cls = NoValidNode
+    elif status in RETRIABLE_STATUS_CODES:
+        cls = ServiceUnavailable
+    else:
+        cls = {404: NotFound, 409: Conflict}.get(status, ClientError)
+    return cls(status, code, error.get('detail', exc.message),
                error.get('request_id', exc.request_id))

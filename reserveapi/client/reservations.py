@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Client of ``/v1/reservations`` and ``/v1/capacity``, for nova-compute."""
 
 import urllib.parse
@@ -18,24 +30,29 @@ class ReservationClient(base.BaseClient):
             body['project_id'] = project_id
         if candidate_nodes is not None:
             body['candidate_nodes'] = list(candidate_nodes)
-        return self.request('POST', '/v1/reservations', json=body)
+        # The service answers a repeated request with the reservation it
+        # already made, so a POST lost in transit is safe to send again.
+        return self.request('POST', '/v1/reservations', json=body,
+                            idempotent=True)
 
     def get(self, uuid):
         return self.request('GET', '/v1/reservations/%s' % uuid)
 
     def list(self, **filters):
         """Every reservation matching ``filters``, following ``next``."""
-        url = '/v1/reservations'
-        if filters:
-            url += '?' + urllib.parse.urlencode(sorted(filters.items()))
-        while url:
-            page = self.request('GET', url)
-            yield from page['reservations']
-            url = page.get('next')
+        return self.pages('/v1/reservations', 'reservations', **filters)
+
+    def nodes(self, **filters):
+        """Every node of the inventory matching ``filters``, with its
+        reservation, following ``next``.
+        """
+        return self.pages('/v1/nodes', 'nodes', **filters)
 
     def confirm(self, uuid):
-        """Mark the reservation active once the instance is deployed."""
-        return self._patch(uuid, '/state', 'active')
+        """Mark the reservation active once the instance is deployed;
+        confirming an active reservation changes nothing, so it is retried.
+        """
+        return self._patch(uuid, '/state', 'active', idempotent=True)
 
     def take_over(self, uuid, host):
         """Move the reservation to ``host`` (its compute host died)."""
@@ -51,13 +68,24 @@ class ReservationClient(base.BaseClient):
             return False
         return True
 
+    def release_instance(self, instance_uuid):
+        """Release every reservation of ``instance_uuid``; how many there
+        were (0 when already released). Needs no state kept by the caller,
+        so it works from a fresh process after a restart.
+        """
+        released = 0
+        for reservation in list(self.list(instance_uuid=instance_uuid)):
+            if self.release(reservation['uuid']):
+                released += 1
+        return released
+
     def capacity(self, host=None):
         url = '/v1/capacity'
         if host is not None:
             url += '?' + urllib.parse.urlencode({'host': host})
         return self.request('GET', url)['capacity']
 
-    def _patch(self, uuid, path, value):
+    def _patch(self, uuid, path, value, idempotent=False):
         return self.request(
-            'PATCH', '/v1/reservations/%s' % uuid,
+            'PATCH', '/v1/reservations/%s' % uuid, idempotent=idempotent,
             json=[{'op': 'replace', 'path': path, 'value': value}])

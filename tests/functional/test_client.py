@@ -1,16 +1,32 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import itertools
+import json
+import time
 import uuid
 
 from keystoneauth1 import session as ks_session
 
 from reserveapi import client
-from reserveapi import conf
 from reserveapi.api import app
-from tests.functional import aggregates
+from tests import base as tests_base
+from tests import examples
 from tests.functional import base
-from tests.functional import fixtures as peer_fixtures
 from tests.functional import inventory
+from tests.functional.fixtures import loopback
+from tests.functional.mirror import base as mirror_base
 
 
 class TestReservationClient(base.DBTestCase):
@@ -20,14 +36,14 @@ class TestReservationClient(base.DBTestCase):
         self.config(auth_strategy='noauth', group='api')
         inventory.sync(self, [inventory.node('node-%d' % index)
                               for index in range(2)])
-        server = self.useFixture(peer_fixtures.LoopbackServer(
-            app.setup_app(conf.CONF)))
+        self.server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
         self.client = client.ReservationClient(
-            ks_session.Session(), endpoint_override=server.url)
+            ks_session.Session(), endpoint_override=self.server.url)
 
     def _reserve(self, instance_uuid, host='compute-1'):
         return self.client.reserve(instance_uuid, host,
-                                   inventory.EXAMPLE_SPEC)
+                                   examples.REQUEST_SPEC)
 
     def test_reservation_lifecycle(self):
         instance_uuid = str(uuid.uuid4())
@@ -48,6 +64,26 @@ class TestReservationClient(base.DBTestCase):
         self.assertRaises(client.NotFound, self.client.get,
                           reservation['uuid'])
 
+    def test_release_by_instance_needs_no_reservation_uuid(self):
+        instance_uuid = str(uuid.uuid4())
+        node = self._reserve(instance_uuid)['node_uuid']
+        # A fresh client, as after a nova-compute restart.
+        fresh = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+        self.assertEqual(1, fresh.release_instance(instance_uuid))
+        self.assertEqual(0, fresh.release_instance(instance_uuid))
+        self.assertEqual([], list(fresh.list(node_uuid=node)))
+
+    def test_another_hosts_instance_is_a_plain_conflict(self):
+        instance_uuid = str(uuid.uuid4())
+        self._reserve(instance_uuid)
+        error = self.assertRaises(client.Conflict, self._reserve,
+                                  instance_uuid, host='compute-2')
+        self.assertNotIsInstance(error, client.NoValidNode)
+
+    def test_microversion_is_negotiated_from_the_version_document(self):
+        self.assertEqual('1.0', self.client.api_version)
+
     def test_list_follows_next_links(self):
         self.config(max_limit=1, group='api')
         made = {self._reserve(str(uuid.uuid4()))['uuid'] for _ in range(2)}
@@ -56,8 +92,9 @@ class TestReservationClient(base.DBTestCase):
     def test_refusal_carries_the_stable_code(self):
         for _ in range(2):
             self._reserve(str(uuid.uuid4()))
-        error = self.assertRaises(client.Conflict, self._reserve,
+        error = self.assertRaises(client.NoValidNode, self._reserve,
                                   str(uuid.uuid4()))
+        self.assertIsInstance(error, client.Conflict)
         self.assertEqual('reserveapi.no_valid_node', error.code)
         self.assertEqual(409, error.status)
         self.assertIn('2 reserved', error.detail)
@@ -74,12 +111,80 @@ class TestReservationClient(base.DBTestCase):
                                         'reserved_by_host')})
 
 
-class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
+class _Unavailable:
+    """A service whose version document answers but every other call gets
+    503; it counts the calls to everything but the version document.
+    """
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, environ, start_response):
+        if environ['PATH_INFO'] == '/':
+            start_response('200 OK', [('Content-Type', 'application/json')])
+            return [json.dumps({'versions': [{
+                'id': 'v1', 'min_version': '1.0',
+                'max_version': '1.7'}]}).encode()]
+        self.calls.append((environ['REQUEST_METHOD'], environ['PATH_INFO'],
+                           environ.get('HTTP_OPENSTACK_API_VERSION')))
+        start_response('503 Service Unavailable',
+                       [('Content-Type', 'application/json')])
+        return [json.dumps({'errors': [{
+            'status': 503, 'code': 'reserveapi.unavailable',
+            'title': 'Service Unavailable', 'detail': 'down',
+            'request_id': 'req-1'}]}).encode()]
+
+
+class TestClientFailures(tests_base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.service = _Unavailable()
+        self.server = self.useFixture(
+            loopback.LoopbackServer(self.service))
+        self.client = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+
+    def test_idempotent_calls_are_retried_with_back_off(self):
+        started = time.monotonic()
+        error = self.assertRaises(client.ServiceUnavailable,
+                                  self.client.release, str(uuid.uuid4()))
+        self.assertEqual((503, 'reserveapi.unavailable'),
+                         (error.status, error.code))
+        self.assertEqual(4, len(self.service.calls))
+        # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
+        self.assertGreaterEqual(time.monotonic() - started, 3.0)
+        # The newest version both sides speak is the client's 1.0.
+        self.assertEqual({'reservation 1.0'},
+                         {version for _, _, version in self.service.calls})
+
+    def test_a_non_idempotent_call_is_sent_once(self):
+        self.assertRaises(client.ServiceUnavailable, self.client.take_over,
+                          str(uuid.uuid4()), 'compute-2')
+        self.assertEqual(['PATCH'],
+                         [method for method, _, _ in self.service.calls])
+
+    def test_connection_refused_is_service_unavailable(self):
+        self.server.stop()
+        fresh = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+        error = self.assertRaises(client.ServiceUnavailable, fresh.capacity)
+        self.assertIsNone(error.status)
+
+    def test_no_common_microversion_is_refused(self):
+        self.patch(client.base, 'MIN_VERSION', '1.8')
+        self.patch(client.base, 'MAX_VERSION', '1.9')
+        error = self.assertRaises(client.ClientError, self.client.capacity)
+        self.assertIn('1.0 to 1.7', str(error))
+        self.assertEqual([], self.service.calls)
+
+
+class TestAggregateMirrorClient(mirror_base.MirrorAPITestCase):
 
     def setUp(self):
         super().setUp()
         self.provider = self.placement.create_provider(name='compute-1')
-        server = self.useFixture(peer_fixtures.LoopbackServer(self.app.app))
+        server = self.useFixture(loopback.LoopbackServer(self.app.app))
         self.client = client.AggregateMirrorClient(
             ks_session.Session(), endpoint_override=server.url,
             additional_headers=self.admin_headers)
@@ -107,3 +212,63 @@ class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
                          self.client.get(self.aggregate)['hosts'][0]['state'])
         self.assertEqual({self.aggregate},
                          self.placement.aggregates(self.provider))
+
+    def test_list_and_sync(self):
+        self.config(max_limit=1, group='api')
+        other = mirror_base.new_uuid()
+        for aggregate in (self.aggregate, other):
+            self.client.add_host(aggregate, 'compute-1')
+        self.assertEqual(sorted([self.aggregate, other]),
+                         [agg['uuid'] for agg in self.client.list()])
+        (first,) = itertools.islice(self.client.list(sort_dir='desc'), 1)
+        self.assertEqual(max(self.aggregate, other), first['uuid'])
+
+        self.placement.set_aggregates(self.provider, [])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}],
+            dry_run=True)
+        self.assertEqual((True, False), (report['dry_run'],
+                                         report['in_sync']))
+        self.assertEqual([('compute-1', 'missing', 'none')],
+                         [(item['host'], item['difference'], item['action'])
+                          for item in report['differences']])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}])
+        self.assertEqual(['added'], [item['action']
+                                     for item in report['differences']])
+        self.assertEqual({self.aggregate},
+                         self.placement.aggregates(self.provider))
+
+
+class TestNodeClient(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(auth_strategy='noauth', group='api')
+        self.config(max_limit=2, group='api')
+        inventory.sync(self, [
+            inventory.node('node-%d' % index,
+                           maintenance=index == 4) for index in range(5)])
+        server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
+        self.client = client.NodeClient(ks_session.Session(),
+                                        endpoint_override=server.url)
+
+    def test_list_follows_next_links_with_filters(self):
+        names = [node['name'] for node in self.client.list(sort_key='name')]
+        self.assertEqual(['node-%d' % index for index in range(5)], names)
+        self.assertEqual(['node-4'], [node['name'] for node in
+                                      self.client.list(maintenance='true')])
+
+    def test_marker_and_limit(self):
+        names = [node['name'] for node in self.client.list(
+            sort_key='name', limit=1,
+            marker=inventory.node_uuid('node-2'))]
+        self.assertEqual(['node-3', 'node-4'], names)
+
+    def test_get_by_name_or_uuid(self):
+        by_name = self.client.get('node-3')
+        self.assertEqual(inventory.node_uuid('node-3'), by_name['uuid'])
+        self.assertEqual(by_name, self.client.get(by_name['uuid']))
+        error = self.assertRaises(client.NotFound, self.client.get, 'nope')
+        self.assertEqual('reserveapi.node_not_found', error.code)

@@ -1,0 +1,77 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""nova.conf ``[reserveapi]``: how nova-compute reaches the reservation
+service, and what the driver does when it cannot.
+
+Listed for oslo-config-generator under the ``reserveapi.nova`` namespace
+(``etc/reserveapi/nova-config-generator.conf``).
+"""
+
+import copy
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+GROUP = 'reserveapi'
+SERVICE_TYPE = 'reservation'
+
+driver_opts = [
+    cfg.BoolOpt('required', default=True,
+                help='Refuse to start nova-compute when the reservation '
+                     'service is not in the catalog or does not answer. '
+                     'False runs the stock Ironic driver instead (one '
+                     'compute node per Ironic node, deprecated), for the '
+                     'time between upgrading nova-compute and deploying '
+                     'the reservation service.'),
+    cfg.IntOpt('inventory_cache_time', default=10, min=0,
+               help='Seconds a GET /v1/capacity answer is reused. The '
+                    'resource tracker asks for the inventory on every '
+                    'claim; the whole cloud is reported by every host.'),
+    cfg.IntOpt('traits_cache_time', default=300, min=0,
+               help='Seconds the union of the free nodes\' traits and '
+                    'their architectures is reused; reading them lists '
+                    'the whole inventory.'),
+]
+
+
+def _adapter_opts():
+    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
+                     valid_interfaces=['internal', 'public'])
+    return opts
+
+
+def register_opts(conf):
+    conf.register_opts(driver_opts, group=GROUP)
+    conf.register_opts(_adapter_opts(), group=GROUP)
+    ks_loading.register_session_conf_options(conf, GROUP)
+    ks_loading.register_auth_conf_options(conf, GROUP)
+
+
+def list_opts():
+    """[(group, opts)] for the ``reserveapi.nova`` generator namespace."""
+    opts = (driver_opts + _adapter_opts()
+            + ks_loading.get_session_conf_options()
+            + ks_loading.get_auth_common_conf_options()
+            + ks_loading.get_auth_plugin_conf_options('password'))
+    unique = {opt.dest: opt for opt in opts}
+    return [(GROUP, [copy.deepcopy(opt) for opt in unique.values()])]
+
+
+def load_adapter(conf):
+    """A keystoneauth1 adapter for the service, as configured."""
+    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    session = ks_loading.load_session_from_conf_options(conf, GROUP,
+                                                        auth=auth)
+    return ks_loading.load_adapter_from_conf_options(
+        conf, GROUP, session=session, auth=auth)

@@ -1,0 +1,417 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""An Ironic virt driver that asks the reservation service for a node.
+
+Every nova-compute running it registers one compute node named after its
+host and reports the whole Ironic cloud's capacity; the scheduler picks a
+host, and at spawn the driver reserves a node with the instance's request
+spec (``POST /v1/reservations``), deploys to it with the stock driver's
+machinery, confirms the reservation once the node is active and releases
+it when the instance is destroyed. ``instance.node`` stays the host name:
+every stock method that reads the Ironic node from it is given the
+instance bound to its reserved node instead (:class:`_InstanceOnNode`).
+"""
+
+import threading
+import time
+import uuid
+
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+import nova.conf
+from nova.virt.ironic import driver as ironic_driver
+from oslo_log import log as logging
+
+from reserveapi import client
+from reserveapi.nova import conf as reserveapi_conf
+from reserveapi.nova import request_spec
+
+CONF = nova.conf.CONF
+reserveapi_conf.register_opts(CONF)
+LOG = logging.getLogger(__name__)
+
+# Compute node UUIDs are uuid5(NODE_NAMESPACE, host): stable per host,
+# distinct between hosts, the same after a restart or a reinstall.
+NODE_NAMESPACE = uuid.UUID('5a0a4e8c-1d6e-5b8f-9a43-6f1c2f0c9e11')
+_FREE = 'available'
+
+
+class _InstanceOnNode:
+    """The instance as the stock driver expects it, with ``node`` the
+    Ironic node's UUID; everything else, ``save()`` and ``refresh()``
+    included, is the real instance, whose ``node`` stays the host name
+    (Nova 34 refuses to save a changed ``node`` without ``compute_id``).
+    """
+
+    def __init__(self, instance, node_uuid):
+        object.__setattr__(self, '_instance', instance)
+        object.__setattr__(self, 'node', node_uuid)
+
+    def __getattr__(self, name):
+        return getattr(self._instance, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._instance, name, value)
+
+    def __getitem__(self, key):
+        return self.node if key == 'node' else self._instance[key]
+
+    def __setitem__(self, key, value):
+        self._instance[key] = value
+
+    def get(self, key, default=None):
+        return self.node if key == 'node' else self._instance.get(key,
+                                                                  default)
+
+
+class _Cached:
+    """A value recomputed at most every ``ttl()`` seconds; while the
+    service cannot be read, the last value read is kept.
+    """
+
+    def __init__(self, load, ttl):
+        self._load = load
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._value = None
+        self._loaded_at = None
+
+    def get(self):
+        with self._lock:
+            now = time.monotonic()
+            if (self._loaded_at is None
+                    or now - self._loaded_at >= self._ttl()):
+                try:
+                    self._value = self._load()
+                except client.ClientError as error:
+                    if self._loaded_at is None:
+                        raise exception.VirtDriverNotReady() from error
+                    LOG.warning('Keeping the last inventory read: %s',
+                                error)
+                self._loaded_at = now
+            return self._value
+
+
+class IronicDriver(ironic_driver.IronicDriver):
+    """``compute_driver = reserveapi.IronicDriver`` (through
+    ``reserveapi-nova-compute``).
+    """
+
+    # One compute node per host, which never moves to another host.
+    rebalances_nodes = False
+
+    def __init__(self, virtapi, read_only=False):
+        super().__init__(virtapi, read_only=read_only)
+        self._host = None
+        # None: the service is not used, the stock driver runs.
+        self._reservations = None
+        # instance uuid -> its reservation, as this process made it.
+        self._reserved = {}
+        self._capacity = _Cached(
+            self._read_capacity, lambda: CONF.reserveapi.inventory_cache_time)
+        self._free_nodes = _Cached(
+            self._read_free_nodes, lambda: CONF.reserveapi.traits_cache_time)
+
+    # Start-up ---------------------------------------------------------
+
+    def init_host(self, host):
+        """Connect to the reservation service; refuse to start without it
+        when ``[reserveapi] required``, else run the stock driver.
+        """
+        self._host = host
+        reservations = client.ReservationClient(
+            reserveapi_conf.load_adapter(CONF))
+        try:
+            version = reservations.api_version
+        except client.ClientError as error:
+            if CONF.reserveapi.required:
+                raise exception.InvalidConfiguration(
+                    'The reservation service cannot be reached (%s) and '
+                    '[reserveapi] required is true: refusing to start.'
+                    % error.detail)
+            LOG.warning('The reservation service cannot be reached (%s); '
+                        'running the stock Ironic driver, one compute node '
+                        'per Ironic node, which is deprecated: deploy the '
+                        'reservation service and restart.', error.detail)
+            self.rebalances_nodes = True
+            return super().init_host(host)
+        self._reservations = reservations
+        LOG.info('Reserving Ironic nodes through the reservation service '
+                 '(microversion %s) for host %s.', version, host)
+
+    @property
+    def _uses_reservations(self):
+        return self._reservations is not None
+
+    # Identity: one compute node, named after the host -----------------
+
+    @property
+    def _node_uuid(self):
+        return str(uuid.uuid5(NODE_NAMESPACE, self._host))
+
+    def get_available_nodes(self, refresh=False):
+        if not self._uses_reservations:
+            return super().get_available_nodes(refresh=refresh)
+        # The resource tracker's periodic task calls this: keep the cache
+        # of this host's deployed nodes fresh, as the stock driver does.
+        self._refresh_cache()
+        return [self._host]
+
+    def get_nodenames_by_uuid(self, refresh=False):
+        if not self._uses_reservations:
+            return super().get_nodenames_by_uuid(refresh=refresh)
+        return {self._node_uuid: self._host}
+
+    def node_is_available(self, nodename):
+        if not self._uses_reservations:
+            return super().node_is_available(nodename)
+        return nodename == self._host
+
+    def is_node_deleted(self, nodename):
+        if not self._uses_reservations or nodename != self._host:
+            # A compute node left from the stock driver: deleted only once
+            # its Ironic node is.
+            return super().is_node_deleted(nodename)
+        return False
+
+    def _refresh_cache(self):
+        """The Ironic nodes that carry this host's instances."""
+        if not self._uses_reservations:
+            return super()._refresh_cache()
+        nodes = self._get_node_list(fields=ironic_driver._NODE_FIELDS,
+                                    associated=True)
+        ours = set(objects.InstanceList.get_uuids_by_host(
+            nova_context.get_admin_context(), self._host))
+        self.node_cache = {node.id: node for node in nodes
+                           if node.instance_id in ours}
+        self.node_cache_time = time.time()
+
+    # Capacity: the whole cloud, on every host ------------------------
+
+    def _read_capacity(self):
+        return self._reservations.capacity(host=self._host)
+
+    def _read_free_nodes(self):
+        """(traits of the free nodes, architectures of all nodes)."""
+        traits, arches = set(), set()
+        for node in self._reservations.nodes():
+            if node.get('cpu_arch'):
+                arches.add(node['cpu_arch'])
+            if (node['provision_state'] == _FREE
+                    and not node['maintenance'] and not node['retired']
+                    and node['instance_uuid'] is None
+                    and node['reservation'] is None):
+                traits.update(node['traits'])
+        return traits, arches
+
+    def get_available_resource(self, nodename):
+        if not self._uses_reservations:
+            return super().get_available_resource(nodename)
+        _, arches = self._free_nodes.get()
+        supported = [instance_type for arch in sorted(arches)
+                     for instance_type in
+                     ironic_driver._get_nodes_supported_instances(arch)]
+        return {
+            'uuid': self._node_uuid,
+            'hypervisor_hostname': self._host,
+            'hypervisor_type': self._get_hypervisor_type(),
+            'hypervisor_version': self._get_hypervisor_version(),
+            'cpu_info': None,
+            'vcpus': 0, 'vcpus_used': 0,
+            'memory_mb': 0, 'memory_mb_used': 0,
+            'local_gb': 0, 'local_gb_used': 0, 'disk_available_least': 0,
+            'supported_instances': supported,
+            'stats': {},
+            'numa_topology': None,
+        }
+
+    def update_provider_tree(self, provider_tree, nodename, allocations=None):
+        """Every resource class of the cloud, its whole total; reserved
+        are the nodes neither free nor held by this host (Placement
+        already subtracts this host's own allocations).
+        """
+        if not self._uses_reservations:
+            return super().update_provider_tree(provider_tree, nodename,
+                                                allocations=allocations)
+        inventory = {}
+        for row in self._capacity.get():
+            if not row['resource_class'] or not row['total']:
+                continue
+            hidden = (row['total'] - row['available']
+                      - row.get('reserved_by_host', 0))
+            inventory[row['resource_class']] = {
+                'total': row['total'], 'reserved': max(hidden, 0),
+                'min_unit': 1, 'max_unit': 1, 'step_size': 1,
+                'allocation_ratio': 1.0,
+            }
+        traits, _ = self._free_nodes.get()
+        provider_tree.update_inventory(nodename, inventory)
+        provider_tree.update_traits(nodename, sorted(traits))
+
+    # Spawn ------------------------------------------------------------
+
+    def prepare_for_spawn(self, instance):
+        """Reserve a node and mark it as this instance's in Ironic; no
+        node (or none usable) reschedules the instance to another host.
+        """
+        if not self._uses_reservations:
+            return super().prepare_for_spawn(instance)
+        reservation = self._reserve(instance)
+        node = self._get_node(reservation['node_uuid'])
+        # With [ironic] claim_nodes the service has already set our
+        # instance_uuid: that node is ours, not "in use".
+        if (node.instance_id not in (None, instance.uuid)
+                or self._node_resources_unavailable(node)):
+            self._release(instance)
+            raise exception.ComputeResourcesUnavailable(
+                reason='Reserved Ironic node %s is in use or unavailable '
+                       'in Ironic.' % node.id)
+        if node.instance_id is None:
+            try:
+                self._set_instance_id(node, instance)
+            except exception.InstanceDeployFailure as error:
+                self._release(instance)
+                raise exception.ComputeResourcesUnavailable(
+                    reason=error.format_message())
+
+    def _reserve(self, instance):
+        spec = request_spec.build(instance.flavor,
+                                  objects.ImageMeta.from_instance(instance))
+        try:
+            reservation = self._reservations.reserve(
+                instance.uuid, self._host, spec,
+                project_id=instance.project_id)
+        except (client.Conflict, client.ServiceUnavailable) as error:
+            # No valid node here (or the service is down): Nova tries the
+            # next host the scheduler chose, then sets ERROR.
+            LOG.info('No node reserved: %s', error, instance=instance)
+            raise exception.ComputeResourcesUnavailable(reason=error.detail)
+        except client.ClientError as error:
+            # A request spec no node can ever satisfy: no retry helps.
+            raise exception.InstanceUnacceptable(
+                instance_id=instance.uuid, reason=error.detail)
+        LOG.info('Reserved Ironic node %s (reservation %s)',
+                 reservation['node_uuid'], reservation['uuid'],
+                 instance=instance)
+        self._reserved[instance.uuid] = reservation
+        return reservation
+
+    def spawn(self, context, instance, *args, **kwargs):
+        if not self._uses_reservations:
+            return super().spawn(context, instance, *args, **kwargs)
+        super().spawn(context, self._on_node(instance), *args, **kwargs)
+        self._confirm(instance)
+
+    def _confirm(self, instance):
+        # The node is deployed and carries the instance in Ironic: a boot
+        # is not failed for the bookkeeping.
+        try:
+            reservation = (self._reserved.get(instance.uuid)
+                           or self._find_reservation(instance))
+            if reservation is None:
+                LOG.error('The deployed instance has no reservation to '
+                          'confirm.', instance=instance)
+                return
+            self._reservations.confirm(reservation['uuid'])
+        except client.ClientError as error:
+            LOG.error('Could not confirm the reservation of the deployed '
+                      'node: %s', error, instance=instance)
+
+    # Release ----------------------------------------------------------
+
+    def failed_spawn_cleanup(self, instance):
+        super().failed_spawn_cleanup(instance)
+        if self._uses_reservations:
+            self._release(instance)
+
+    def destroy(self, context, instance, *args, **kwargs):
+        super().destroy(context, instance, *args, **kwargs)
+        if self._uses_reservations:
+            self._release(instance)
+
+    def _release(self, instance):
+        """Release by instance UUID, so it works after a restart; an
+        already released reservation is success.
+        """
+        self._reserved.pop(instance.uuid, None)
+        try:
+            self._reservations.release_instance(instance.uuid)
+        except client.ClientError as error:
+            # The Ironic node is already torn down; failing the delete
+            # would leave the instance undeletable while the service is
+            # away. The service's orphan cleanup frees the node later.
+            LOG.error('Could not release the reservation: %s', error,
+                      instance=instance)
+
+    # Every other operation: the instance's node, not instance.node ----
+
+    def _find_reservation(self, instance):
+        for reservation in self._reservations.list(
+                instance_uuid=instance.uuid):
+            if reservation['state'] != 'expired':
+                return reservation
+        return None
+
+    def _ironic_node_of(self, instance):
+        reservation = self._reserved.get(instance.uuid)
+        if reservation is not None:
+            return reservation['node_uuid']
+        try:
+            return self._validate_instance_and_node(instance).id
+        except exception.InstanceNotFound:
+            reservation = self._find_reservation(instance)
+            if reservation is None:
+                raise
+            return reservation['node_uuid']
+
+    def _on_node(self, instance):
+        if (not self._uses_reservations
+                or isinstance(instance, _InstanceOnNode)):
+            return instance
+        return _InstanceOnNode(instance, self._ironic_node_of(instance))
+
+    def _cleanup_deploy(self, node, instance, network_info=None):
+        if (self._uses_reservations
+                and not isinstance(instance, _InstanceOnNode)):
+            instance = _InstanceOnNode(instance, node.id)
+        return super()._cleanup_deploy(node, instance, network_info)
+
+    def prepare_networks_before_block_device_mapping(self, instance,
+                                                     network_info):
+        return super().prepare_networks_before_block_device_mapping(
+            self._on_node(instance), network_info)
+
+    def unplug_vifs(self, instance, network_info):
+        return super().unplug_vifs(self._on_node(instance), network_info)
+
+    def attach_interface(self, context, instance, image_meta, vif):
+        return super().attach_interface(context, self._on_node(instance),
+                                        image_meta, vif)
+
+    def rebuild(self, context, instance, *args, **kwargs):
+        return super().rebuild(context, self._on_node(instance), *args,
+                               **kwargs)
+
+    def rescue(self, context, instance, *args, **kwargs):
+        return super().rescue(context, self._on_node(instance), *args,
+                              **kwargs)
+
+    def unrescue(self, context, instance):
+        return super().unrescue(context, self._on_node(instance))
+
+    def get_vnc_console(self, context, instance):
+        return super().get_vnc_console(context, self._on_node(instance))
+
+    def get_volume_connector(self, instance):
+        return super().get_volume_connector(self._on_node(instance))

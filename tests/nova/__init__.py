@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Gate: these tests import Nova, so only ``tox -e nova-functional`` (which
+sets ``RESERVEAPI_TEST_SUITE=nova``) runs them; anywhere else this package
+loads no test at all, neither a pass nor a skip.
+"""
+
+import os
+import unittest
+
+SUITE = 'nova'
+
+
+def load_tests(loader, standard_tests, pattern):
+    if os.environ.get('RESERVEAPI_TEST_SUITE') != SUITE:
+        return unittest.TestSuite()
+    this_dir = os.path.dirname(__file__)
+    standard_tests.addTests(loader.discover(
+        start_dir=this_dir, pattern=pattern or 'test*.py',
+        top_level_dir=os.path.dirname(os.path.dirname(this_dir))))
+    return standard_tests

@@ -1,0 +1,144 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""reserveapi as its own process on loopback, for the Nova test process.
+
+Nova and reserveapi both register options on oslo.config's global CONF,
+so the service must never be imported here: it runs from its console
+scripts (``reserveapi-dbsync``, ``reserveapi-api``, ``reserveapi-manage``)
+on a SQLite file, without Keystone.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import fixtures
+import requests
+
+START_TIMEOUT = 60
+
+
+def _command(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class ReserveapiService(fixtures.Fixture):
+    """The reservation service at ``endpoint``, inventory from ``ironic``.
+
+    Until the service reads Ironic itself, its ``[inventory] source`` is
+    ``file``: :meth:`sync_inventory` saves Ironic's own
+    ``GET /v1/nodes?detail=True`` as that file and runs ``reserveapi-manage
+    sync-nodes``. Call it whenever a test has changed Ironic's nodes.
+    """
+
+    def _setUp(self):
+        self.base_dir = tempfile.mkdtemp(prefix='reserveapi-service-')
+        self.addCleanup(shutil.rmtree, self.base_dir, ignore_errors=True)
+        self.port = _free_port()
+        self.inventory_path = os.path.join(self.base_dir, 'nodes.json')
+        self._write_inventory([])
+        self._write_config()
+        self._run('reserveapi-dbsync', 'upgrade')
+        self._process = None
+        self.addCleanup(self.stop)
+        self.start()
+
+    @property
+    def endpoint(self):
+        return 'http://127.0.0.1:%d' % self.port
+
+    @property
+    def config_path(self):
+        return os.path.join(self.base_dir, 'reserveapi.conf')
+
+    def _write_config(self):
+        with open(self.config_path, 'w') as conf:
+            conf.write(
+                '[DEFAULT]\nstate_path = %(dir)s\nlog_file = %(dir)s/api.log\n'
+                '[api]\nhost_ip = 127.0.0.1\nport = %(port)d\n'
+                'auth_strategy = noauth\n'
+                '[database]\nconnection = sqlite:///%(dir)s/reserveapi.db\n'
+                '[inventory]\nsource = file\nfile = %(inventory)s\n'
+                % {'dir': self.base_dir, 'port': self.port,
+                   'inventory': self.inventory_path})
+
+    def _write_inventory(self, nodes):
+        with open(self.inventory_path, 'w') as inventory:
+            json.dump({'nodes': nodes}, inventory)
+
+    def _run(self, command, *args):
+        result = subprocess.run(
+            [_command(command), '--config-file', self.config_path, *args],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if result.returncode:
+            raise RuntimeError('%s %s failed:\n%s%s' % (
+                command, ' '.join(args), result.stdout, result.stderr))
+
+    def sync_inventory(self, ironic):
+        """Make the service's inventory equal Ironic's nodes, now."""
+        self._write_inventory(ironic.list_nodes(detail=True))
+        self._run('reserveapi-manage', 'sync-nodes')
+
+    def start(self):
+        if self._process is not None:
+            return
+        self._output = open(os.path.join(self.base_dir, 'api.out'), 'ab')
+        self._process = subprocess.Popen(
+            [_command('reserveapi-api'), '--config-file', self.config_path],
+            stdout=self._output, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                requests.get(self.endpoint + '/', timeout=5)
+                return
+            except requests.ConnectionError:
+                if (self._process.poll() is not None
+                        or time.monotonic() > deadline):
+                    self.stop()
+                    raise RuntimeError('reserveapi-api did not start')
+                time.sleep(0.1)
+
+    def stop(self):
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._output.close()
+        self._process = None
+
+    def reservations(self, **filters):
+        response = requests.get(self.endpoint + '/v1/reservations',
+                                params=dict(filters, limit=1000), timeout=30)
+        response.raise_for_status()
+        return response.json()['reservations']
+
+    def capacity(self):
+        response = requests.get(self.endpoint + '/v1/capacity', timeout=30)
+        response.raise_for_status()
+        return response.json()['capacity']

@@ -1,0 +1,109 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The Nova side's pieces with real Nova objects, and its launcher and
+sample config as an operator runs them."""
+
+import json
+import os
+import subprocess
+import sys
+
+from nova import objects
+from nova import test
+
+from reserveapi.nova import driver
+from reserveapi.nova import request_spec
+
+
+def _command(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+class TestRequestSpec(test.NoDBTestCase):
+
+    def test_flavor_and_image_as_nova_serializes_them(self):
+        flavor = objects.Flavor(
+            name='bm.gold', flavorid='42', memory_mb=4096, vcpus=4,
+            vcpu_weight=None, root_gb=100, ephemeral_gb=10, swap=2048,
+            rxtx_factor=1.0,
+            extra_specs={'resources:CUSTOM_GOLD': '1',
+                         'capabilities:boot_mode': 'uefi',
+                         'trait:CUSTOM_RAID': 'required'})
+        image = objects.ImageMeta.from_dict({
+            'id': '155d900f-4e14-4e4c-a73d-069cbf4541e6',
+            'properties': {'hw_architecture': 'x86_64',
+                           'trait:HW_CPU_X86_AVX2': 'required',
+                           'hw_numa_nodes': 1}})
+        spec = request_spec.build(flavor, image)
+        self.assertEqual(spec, json.loads(json.dumps(spec)))
+        self.assertEqual(
+            {'name': 'bm.gold', 'flavorid': '42', 'memory_mb': 4096,
+             'vcpus': 4, 'vcpu_weight': None, 'root_gb': 100,
+             'ephemeral_gb': 10, 'swap': 2048, 'rxtx_factor': 1.0,
+             'extra_specs': flavor.extra_specs},
+            {key: value for key, value in spec.items() if key != 'image'})
+        self.assertEqual('155d900f-4e14-4e4c-a73d-069cbf4541e6',
+                         spec['image']['id'])
+        self.assertEqual(
+            {'hw_architecture': 'x86_64', 'hw_numa_nodes': 1,
+             'traits_required': ['HW_CPU_X86_AVX2']},
+            spec['image']['properties'])
+
+
+class _Instance(dict):
+
+    uuid = 'c7d3a1c0-0000-4000-8000-000000000001'
+    node = 'compute-1'
+    saved = False
+
+    def save(self):
+        self.saved = True
+
+
+class TestInstanceOnNode(test.NoDBTestCase):
+
+    def test_only_node_differs(self):
+        instance = _Instance(node='compute-1', uuid=_Instance.uuid)
+        bound = driver._InstanceOnNode(instance, 'ironic-node')
+        self.assertEqual(('ironic-node', 'ironic-node', 'ironic-node'),
+                         (bound.node, bound['node'], bound.get('node')))
+        self.assertEqual((_Instance.uuid, _Instance.uuid),
+                         (bound.uuid, bound['uuid']))
+        bound.task_state = 'spawning'
+        bound.save()
+        self.assertEqual(('spawning', True, 'compute-1'),
+                         (instance.task_state, instance.saved, instance.node))
+
+
+class TestOperatorTools(test.NoDBTestCase):
+
+    def test_launcher_runs_nova_compute(self):
+        result = subprocess.run([_command('reserveapi-nova-compute'),
+                                 '--version'], capture_output=True,
+                                text=True, stdin=subprocess.DEVNULL,
+                                timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertTrue((result.stdout + result.stderr).startswith('34.'))
+
+    def test_sample_config(self):
+        result = subprocess.run(
+            [_command('oslo-config-generator'), '--config-file',
+             'etc/reserveapi/nova-config-generator.conf', '--output-file',
+             '/dev/stdout'], capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        sample = result.stdout
+        for line in ('[reserveapi]', '#required = true',
+                     '#service_type = reservation', '#endpoint_override',
+                     '#auth_type', '#inventory_cache_time = 10'):
+            self.assertIn(line, sample)
