@@ -22,15 +22,19 @@ import collections
 import datetime
 
 from oslo_log import log
+from oslo_utils import excutils
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from reserveapi.common import exception
 from reserveapi.common import states
 import reserveapi.conf
+from reserveapi.db import inventory as db_inventory
 from reserveapi.db import matching as db_matching
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import ironic
+from reserveapi.inventory import sync as inventory_sync
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
@@ -45,7 +49,7 @@ SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host', 'instance_uuid',
 
 
 def reserve(instance_uuid, host, project_id, request_spec,
-            candidate_nodes=None):
+            candidate_nodes=None, conductor_group=None, shard=None):
     """Hold one matching node for ``instance_uuid`` on behalf of ``host``.
 
     Returns ``(reservation, created)``. Asking again for the same instance
@@ -53,15 +57,27 @@ def reserve(instance_uuid, host, project_id, request_spec,
     Nova may retry freely; from another host it is a conflict. A retry is
     rare, so it is only looked for when the claim fails (the unique
     live-instance column refuses it, or nothing matches because its node
-    is taken), which spares the common path a query.
+    is taken), which spares the common path a query. ``conductor_group``
+    and ``shard`` limit matching to that Ironic partition.
+
+    With the Ironic source and ``[ironic] claim_nodes``, the node is also
+    claimed in Ironic; a node Ironic refuses is left for a sync to read
+    again, and the next candidate is tried.
 
     :raises: InvalidRequestSpec naming the key; NoValidNode; InstanceReserved
-        when another host holds the instance.
+        when another host holds the instance; InstanceDeployed when
+        Ironic has it on another node; IronicUnavailable (no reservation
+        is left behind).
     """
     spec = spec_mod.parse_request_spec(request_spec)
+    context = filters.MatchContext(
+        project_id=project_id, exact_match=CONF.matcher.exact_match,
+        candidate_nodes=(frozenset(candidate_nodes)
+                         if candidate_nodes is not None else None),
+        conductor_group=conductor_group, shard=shard)
     try:
-        return _claim(instance_uuid, host, project_id, spec,
-                      candidate_nodes), True
+        return _claim(instance_uuid, host, spec, context,
+                      request_spec), True
     except (exception.NoValidNode, exception.InstanceReserved):
         existing = _existing_for(instance_uuid, host)
         if existing is None:
@@ -69,12 +85,8 @@ def reserve(instance_uuid, host, project_id, request_spec,
         return existing, False
 
 
-def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
+def _claim(instance_uuid, host, spec, context, request_spec):
     """A new reservation on the best node that can still be had."""
-    context = filters.MatchContext(
-        project_id=project_id, exact_match=CONF.matcher.exact_match,
-        candidate_nodes=(frozenset(candidate_nodes)
-                         if candidate_nodes is not None else None))
     node_filter = _prefilter(spec, context)
     candidates, python_eliminated = _best_candidates(spec, context,
                                                      node_filter)
@@ -84,7 +96,10 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
 
     values = {'uuid': uuidutils.generate_uuid(),
               'instance_uuid': instance_uuid, 'host': host,
-              'project_id': project_id}
+              'project_id': context.project_id}
+    source = _claiming_source()
+    info = ironic.instance_info(request_spec) if source else None
+    refused = 0
     for node in candidates[:CONF.matcher.max_attempts]:
         try:
             reservation = db_reservations.create_reservation(values, node)
@@ -92,12 +107,56 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
             LOG.debug('Node %s was taken concurrently; trying the next.',
                       node.uuid)
             continue
+        if source is not None and not _claimed_in_ironic(
+                source, reservation, info):
+            refused += 1
+            continue
         LOG.info('Reserved node %s for instance %s on host %s',
                  node.uuid, instance_uuid, host)
         return reservation
+    tried = min(len(candidates), CONF.matcher.max_attempts)
     raise exception.NoValidNode(
-        reason='%d matching nodes were all reserved by concurrent requests; '
-               'retry.' % min(len(candidates), CONF.matcher.max_attempts))
+        reason='%d matching nodes were all reserved by concurrent requests '
+               'or refused by Ironic (%d); retry.' % (tried, refused)
+        if refused else
+        '%d matching nodes were all reserved by concurrent requests; '
+        'retry.' % tried)
+
+
+def _claiming_source():
+    """The Ironic source when reservations also claim nodes there."""
+    if (CONF.inventory.source == ironic.NAME
+            and CONF.ironic.claim_nodes):
+        return inventory_sync.ironic_source()
+    return None
+
+
+def _claimed_in_ironic(source, reservation, info):
+    """Claim the reserved node in Ironic; False (reservation undone, the
+    node left for a sync to read again) if Ironic will not have it.
+
+    Whatever goes wrong, no reservation stays behind that Ironic did not
+    accept; one whose claim may have landed is noted for the worker to
+    clear if it is still ours and unused.
+    """
+    node_uuid, instance = reservation.node_uuid, reservation.instance_uuid
+    try:
+        source.claim(node_uuid, instance, info)
+        return True
+    except ironic.NodeTaken as error:
+        LOG.info('Ironic refused node %s for instance %s: %s; trying the '
+                 'next.', node_uuid, instance, error)
+        db_reservations.undo_reservation(reservation.uuid, stale=True)
+        return False
+    except exception.IronicUnavailable as error:
+        db_reservations.undo_reservation(reservation.uuid,
+                                         release_in_ironic=True)
+        inventory_sync.note_outage(error)
+        raise
+    except BaseException:
+        with excutils.save_and_reraise_exception():
+            db_reservations.undo_reservation(reservation.uuid,
+                                             release_in_ironic=True)
 
 
 def _existing_for(instance_uuid, host):
@@ -137,7 +196,9 @@ def _prefilter(spec, context):
         capability_in=tuple(capability_in),
         capability_true=tuple(capability_true),
         project_id=context.project_id,
-        candidates=context.candidate_nodes)
+        candidates=context.candidate_nodes,
+        conductor_group=context.conductor_group,
+        shard=context.shard)
 
 
 def _best_candidates(spec, context, node_filter):
@@ -246,12 +307,46 @@ def update(current, changes):
 
 
 def release(uuid):
-    """End a reservation: its node is free at once.
+    """End a reservation: its node is free at once, or with the Ironic
+    source once a sync reads it again (it may be cleaning).
+
+    With ``[ironic] claim_nodes`` its claim in Ironic is cleared too, if
+    still ours and nothing was deployed (a teardown clears it itself).
+    Ironic unreachable changes nothing here: the clearing is recorded in
+    the same transaction and the worker does it once Ironic is back.
 
     :raises: ReservationNotFound
     """
-    db_reservations.delete_reservation(uuid)
+    from_ironic = CONF.inventory.source == ironic.NAME
+    source = _claiming_source()
+    reservation = db_reservations.delete_reservation(
+        uuid, stale=from_ironic, release_in_ironic=source is not None)
     LOG.info('Reservation %s released', uuid)
+    if source is not None:
+        try:
+            clear_in_ironic(source, reservation.node_uuid,
+                            reservation.instance_uuid)
+        except exception.IronicUnavailable:
+            pass  # noted with the release: the worker clears it
+
+
+def clear_in_ironic(source, node_uuid, instance_uuid):
+    """Clear a claim noted for clearing (``delete_reservation``'s
+    ``release_in_ironic``), and forget the note.
+
+    :raises: IronicUnavailable (noted, logged once per outage): the note
+        stays for the worker.
+    """
+    try:
+        outcome, page = source.release(node_uuid, instance_uuid)
+    except exception.IronicUnavailable as error:
+        inventory_sync.note_outage(error)
+        raise
+    LOG.info('Claim of instance %s on Ironic node %s: %s.', instance_uuid,
+             node_uuid, outcome)
+    db_inventory.finish_ironic_release(node_uuid, instance_uuid)
+    # Ironic's answer is a fresh read: no need to wait for a sync.
+    inventory_sync.write(page)
 
 
 def expire(now=None):
@@ -265,7 +360,9 @@ def expire(now=None):
         return 0
     now = now or timeutils.utcnow()
     expired = db_reservations.expire_reservations(
-        now - datetime.timedelta(seconds=ttl))
+        now - datetime.timedelta(seconds=ttl),
+        stale=CONF.inventory.source == ironic.NAME,
+        release_in_ironic=_claiming_source() is not None)
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
     return expired

@@ -23,7 +23,12 @@ HEADER = 'OpenStack-API-Version'
 # history here so that clients can read what each version means.
 VERSIONS = [
     '1.0',  # Initial version: reservations, nodes, capacity, aggregates.
+    '1.1',  # Ironic partitions: POST /v1/reservations takes
+            # conductor_group and shard; nodes show shard and stale_since,
+            # filter by shard; GET /v1/nodes says when and from where the
+            # inventory was last synced.
 ]
+PARTITIONS = microversion_parse.parse_version_string('1.1')
 MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 

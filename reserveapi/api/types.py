@@ -69,6 +69,11 @@ class NodeIdent(_Validated):
     validator = staticmethod(validators.node_ident)
 
 
+class ConductorGroup(_Validated):
+    name = 'conductor_group'
+    validator = staticmethod(validators.conductor_group)
+
+
 class Count(_Validated):
     name = 'count'
     validator = staticmethod(validators.non_negative_integer)
@@ -156,6 +161,7 @@ host_name = HostName()
 name = Name()
 optional_name = Name(nullable=True)
 node_ident = NodeIdent()
+conductor_group = ConductorGroup(nullable=True)
 
 
 class Image(wtypes.Base):

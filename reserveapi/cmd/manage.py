@@ -35,15 +35,21 @@ CONF = reserveapi.conf.CONF
 
 
 def sync_nodes():
-    """Upsert the inventory source into the database."""
+    """Upsert the inventory source into the database: a full pass, which
+    removes the nodes the source no longer lists."""
     try:
-        counts = inventory_sync.sync()
-    except exception.Invalid as exc:
+        counts = inventory_sync.sync(full=True, wait=True)
+    except (exception.Invalid, exception.IronicUnavailable) as exc:
         print('Inventory not synced: %s' % exc, file=sys.stderr)
         return 1
-    print('Nodes: %(added)d added, %(updated)d updated, %(unchanged)d '
-          'unchanged, %(removed)d removed, %(flagged)d vanished but kept '
-          'while reserved.' % counts)
+    except inventory_sync.SyncInProgress:
+        print('Inventory not synced: another process kept syncing for '
+              '%d s.' % inventory_sync.LEASE_SECONDS, file=sys.stderr)
+        return 1
+    print('Nodes: %d added, %d updated, %d unchanged, %d removed, %d '
+          'vanished but kept while reserved.' % tuple(
+              counts.get(key, 0) for key in (
+                  'added', 'updated', 'unchanged', 'removed', 'flagged')))
     return 0
 
 

@@ -30,6 +30,7 @@ from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.db import migration
 from reserveapi.inventory import file as file_source
+from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import credentials
 from reserveapi.mirror import exception as mirror_exception
@@ -78,13 +79,24 @@ def _check_file_source():
                    % (CONF.inventory.file, len(nodes)))
 
 
+def _check_ironic_source():
+    """Ironic answers our credentials with the microversion we need."""
+    source = inventory_sync.ironic_source()
+    try:
+        source.check()
+    except exception.IronicUnavailable as exc:
+        return _result(FAILURE, 'Cannot list Ironic nodes at microversion '
+                       '%s: %s' % (ironic.API_VERSION, exc.detail))
+    return _result(SUCCESS, 'Ironic at %s lists nodes at microversion %s.'
+                   % (source.location, ironic.API_VERSION))
+
+
 SOURCE_CHECKS = {
     'file': _check_file_source,
+    'ironic': _check_ironic_source,
 }
 """One check per ``[inventory] source``: can the service read it now?
-Every choice of the option needs an entry (a test insists), so a new
-source comes with its check: for Ironic, that it answers with the
-microversion the source needs."""
+Every choice of the option needs an entry (a test insists)."""
 
 
 class Checks(upgradecheck.UpgradeCommands):
@@ -131,6 +143,9 @@ class Checks(upgradecheck.UpgradeCommands):
                            'or reserveapi-worker.' % source)
         synced = 'Last complete sync of source %s at %s, %d nodes' % (
             source, _utc(last.synced_at), last.nodes)
+        if last.outage_since is not None:
+            return _result(WARNING, synced + '; unreachable since %s: %s'
+                           % (_utc(last.outage_since), last.last_error))
         if not interval:
             return _result(SUCCESS, synced + '; [inventory] sync_interval '
                            'is 0, so only reserveapi-manage sync-nodes '

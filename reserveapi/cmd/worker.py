@@ -27,6 +27,8 @@ from oslo_log import log
 from reserveapi import reservations
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.inventory import ironic
+from reserveapi.inventory import reconcile as inventory_reconcile
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import credentials
 from reserveapi.mirror import reconcile as mirror_reconcile
@@ -46,7 +48,11 @@ def jobs():
     enabled = []
     if CONF.inventory.sync_interval:
         enabled.append(('inventory-sync', CONF.inventory.sync_interval,
-                        inventory_sync.sync))
+                        inventory_sync.sync_changes))
+    if (CONF.inventory.source == ironic.NAME
+            and CONF.ironic.reconcile_interval):
+        enabled.append(('ironic-reconcile', CONF.ironic.reconcile_interval,
+                        inventory_reconcile.reconcile))
     if CONF.reservations.reserved_ttl:
         enabled.append(('expire-reservations',
                         CONF.reservations.expire_interval,

@@ -32,4 +32,7 @@ def prepare_service(argv=None, default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     log.setup(CONF, 'reserveapi')
+    # A value outside an option's choices fails here, at start-up, not
+    # at the first request that reads it.
+    CONF.inventory.source  # noqa: B018
     os.makedirs(CONF.state_path, exist_ok=True)

@@ -62,6 +62,14 @@ def name(value, max_length=255):
     return value
 
 
+def conductor_group(value):
+    """An Ironic conductor group, lower-cased as Ironic stores it; empty
+    is Ironic's default group."""
+    if not isinstance(value, str) or len(value) > 255:
+        raise ValueError('must be a string of at most 255 characters')
+    return value.lower()
+
+
 def node_ident(value):
     """A node UUID (made canonical) or a node name."""
     return canonical_uuid(value) if is_uuid(value) else name(value)

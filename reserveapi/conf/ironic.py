@@ -63,6 +63,11 @@ opts = [
     cfg.FloatOpt('node_locked_retry_interval', default=0.2, min=0,
                  help='Seconds before the first NodeLocked retry; doubled '
                       'for each further one.'),
+    cfg.IntOpt('reconcile_interval', default=300, min=0,
+               help='Seconds between passes of reserveapi-worker that '
+                    'clear claims left in Ironic (released while Ironic '
+                    'was down) and repair reservations Ironic '
+                    'contradicts, logging each. 0 disables them.'),
 ]
 
 

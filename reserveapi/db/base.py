@@ -53,6 +53,21 @@ retry_on_duplicate = oslo_db_api.wrap_db_retry(
     exception_checker=lambda exc: isinstance(exc, db_exc.DBDuplicateEntry))
 
 
+def _busy(exc):
+    """A write that starting over will get through: a deadlock, a
+    duplicate insert of a row another writer just made, or SQLite's
+    "database is locked" (another connection writes, and waiting could
+    deadlock, so SQLite refuses at once)."""
+    return (isinstance(exc, (db_exc.DBDeadlock, db_exc.DBDuplicateEntry))
+            or (isinstance(exc, sa.exc.OperationalError)
+                and 'database is locked' in str(exc)))
+
+
+retry_on_busy = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_interval=0.05, inc_retry_interval=True,
+    exception_checker=_busy)
+
+
 @contextlib.contextmanager
 def _unavailable_as_503(transaction):
     """A lost or refused connection is ``DatabaseUnavailable``: the

@@ -53,14 +53,16 @@ class NodeFilter:
     capability_true: tuple = ()      # (key, ...): value is true, any case
     project_id: str | None = None
     candidates: frozenset | None = None
+    conductor_group: str | None = None   # '' is Ironic's default group
+    shard: str | None = None
 
 
 # The order candidates are read in: smallest first, which is best fit
 # whichever dimensions a flavor sizes on, and exactly the best-fit
 # index's order, so the database stops reading at the LIMIT.
 FIT_ORDER = ('memory_mb', 'cpus', 'local_gb', 'id')
-_CANDIDATE_COLUMNS = ('id', 'vanished', 'synced_at', 'created_at',
-                      'updated_at') + records.NODE_COLUMNS
+_CANDIDATE_COLUMNS = ('id', 'vanished', 'stale_since', 'synced_at',
+                      'created_at', 'updated_at') + records.NODE_COLUMNS
 
 
 def live_reservation_join():
@@ -81,6 +83,7 @@ def eligible_clauses():
         ('maintenance', sa.not_(node.maintenance)),
         ('retired', sa.not_(node.retired)),
         ('instance_uuid', node.instance_uuid.is_(None)),
+        ('stale', node.stale_since.is_(None)),
         ('reserved', sa.not_(has_live_reservation())),
     ]
 
@@ -102,6 +105,8 @@ def filter_clauses(node_filter):
         names = sorted(f.candidates)
         clauses.append(('candidate_nodes',
                         sa.or_(node.uuid.in_(names), node.name.in_(names))))
+    if f.conductor_group is not None or f.shard is not None:
+        clauses.append(('partition', sa.and_(*_partition_clauses(f))))
     if f.project_id is not None:
         clauses.append(('owner', sa.or_(
             sa.and_(node.owner.is_(None), node.lessee.is_(None)),
@@ -115,6 +120,17 @@ def filter_clauses(node_filter):
     clauses.extend(_trait_clauses(f))
     clauses.extend(_capability_clauses(f))
     return clauses
+
+
+def _partition_clauses(f):
+    """Ironic's partitions: the default conductor group ('') is stored
+    as NULL, as the inventory normalizes empty strings."""
+    node = models.Node
+    if f.conductor_group is not None:
+        yield (node.conductor_group.is_(None) if f.conductor_group == ''
+               else node.conductor_group == f.conductor_group)
+    if f.shard is not None:
+        yield node.shard == f.shard
 
 
 def _size_clauses(f):

@@ -52,6 +52,7 @@ class Node(TimestampMixin, Base):
         sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
         sa.Index('nodes_fit_idx', 'resource_class', 'schedulable',
                  'reserved', 'memory_mb', 'cpus', 'local_gb', 'id'),
+        sa.Index('nodes_stale_since_idx', 'stale_since'),
         TABLE_ARGS,
     )
 
@@ -69,6 +70,7 @@ class Node(TimestampMixin, Base):
     retired = sa.Column(sa.Boolean, nullable=False, default=False)
     instance_uuid = sa.Column(sa.String(36), nullable=True)
     conductor_group = sa.Column(sa.String(255), nullable=True)
+    shard = sa.Column(sa.String(255), nullable=True)
     owner = sa.Column(sa.String(255), nullable=True)
     lessee = sa.Column(sa.String(255), nullable=True)
     vanished = sa.Column(sa.Boolean, nullable=False, default=False)
@@ -80,6 +82,10 @@ class Node(TimestampMixin, Base):
     schedulable = sa.Column(sa.Boolean, nullable=False, default=False)
     reserved = sa.Column(sa.Boolean, nullable=False, default=False)
     fingerprint = sa.Column(sa.String(64), nullable=True)
+    # Set when the node was released, or Ironic refused to let us claim
+    # it: it stays out of matching until a sync reads it again (it may be
+    # cleaning). Cleared only by a read that started after it was set.
+    stale_since = sa.Column(DateTime, nullable=True)
 
     traits = orm.relationship('NodeTrait', cascade='all, delete-orphan',
                               lazy='selectin')
@@ -208,8 +214,14 @@ class MirrorHost(TimestampMixin, Base):
 
 
 class InventorySync(Base):
-    """When each inventory source was last read completely, and how many
-    nodes it listed: ``reserveapi-status`` tells a stalled sync by it.
+    """What every process shares about syncing one inventory source.
+
+    When it was last read completely (``synced_at``, by a full or an
+    incremental pass) and how many nodes the inventory then held:
+    ``reserveapi-status`` tells a stalled sync by it. For Ironic also the
+    last full pass, the incremental watermark (Ironic's clock), where the
+    nodes came from, an outage in progress, and the lease that lets one
+    worker sync at a time.
     """
 
     __tablename__ = 'inventory_syncs'
@@ -220,5 +232,36 @@ class InventorySync(Base):
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     source = sa.Column(sa.String(32), nullable=False)
-    synced_at = sa.Column(DateTime, nullable=False)
+    synced_at = sa.Column(DateTime, nullable=True)
     nodes = sa.Column(sa.Integer, nullable=False)
+    full_synced_at = sa.Column(DateTime, nullable=True)
+    watermark = sa.Column(DateTime, nullable=True)
+    location = sa.Column(sa.String(255), nullable=True)
+    outage_since = sa.Column(DateTime, nullable=True)
+    last_error = sa.Column(sa.Text, nullable=True)
+    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claimed_until = sa.Column(DateTime, nullable=True)
+
+
+class IronicRelease(TimestampMixin, Base):
+    """A claim in Ironic that an API call could not clear, for the worker.
+
+    Cleared only while Ironic still shows this instance on this node with
+    nothing deployed, and no live reservation of ours holds that pair.
+    """
+
+    __tablename__ = 'ironic_releases'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'node_uuid', 'instance_uuid',
+            name='uniq_ironic_releases0node_uuid0instance_uuid'),
+        sa.Index('ironic_releases_next_attempt_idx', 'next_attempt_at'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    node_uuid = sa.Column(sa.String(36), nullable=False)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0)
+    next_attempt_at = sa.Column(DateTime, nullable=False)
+    last_error = sa.Column(sa.Text, nullable=True)

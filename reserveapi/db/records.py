@@ -24,7 +24,7 @@ from reserveapi.common import states
 NODE_COLUMNS = ('uuid', 'name', 'resource_class', 'memory_mb', 'cpus',
                 'local_gb', 'cpu_arch', 'provision_state', 'power_state',
                 'maintenance', 'retired', 'instance_uuid', 'conductor_group',
-                'owner', 'lessee')
+                'shard', 'owner', 'lessee')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,9 +47,11 @@ class NodeRecord:
     retired: bool
     instance_uuid: str | None
     conductor_group: str | None
+    shard: str | None
     owner: str | None
     lessee: str | None
     vanished: bool
+    stale_since: object
     synced_at: object
     created_at: object
     updated_at: object
@@ -118,7 +120,8 @@ def node_record(node, reservation=None):
         id=node.id,
         capabilities={cap.key: cap.value for cap in node.capabilities},
         traits=frozenset(trait.trait for trait in node.traits),
-        vanished=node.vanished, synced_at=node.synced_at,
+        vanished=node.vanished, stale_since=node.stale_since,
+        synced_at=node.synced_at,
         created_at=node.created_at, updated_at=node.updated_at,
         reservation=(reservation_record(reservation, node)
                      if reservation is not None else None),
@@ -161,8 +164,33 @@ def mirror_aggregate_record(aggregate):
 
 @dataclasses.dataclass(frozen=True)
 class InventorySyncRecord:
-    """When an inventory source was last read completely."""
+    """What is known about syncing one inventory source.
+
+    ``synced_at``: when the last complete pass (full or incremental)
+    started reading, so the inventory is at least that fresh; None before
+    the first. ``nodes``: how many nodes the inventory held after it.
+    ``watermark``: the newest change read from Ironic, on Ironic's clock.
+    ``outage_since``/``last_error``: the source cannot be read now.
+    """
 
     source: str
     synced_at: object
     nodes: int
+    full_synced_at: object = None
+    watermark: object = None
+    location: str | None = None
+    outage_since: object = None
+    last_error: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class IronicReleaseRecord:
+    """A claim in Ironic left for the worker to clear."""
+
+    id: int
+    node_uuid: str
+    instance_uuid: str
+    attempts: int
+    next_attempt_at: object
+    last_error: str | None
+    created_at: object

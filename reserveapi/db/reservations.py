@@ -16,6 +16,7 @@ The unique live-node and live-instance columns are what makes a double
 booking impossible, whatever the number of API processes.
 """
 
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -23,6 +24,7 @@ import sqlalchemy as sa
 from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.db import base
+from reserveapi.db import inventory
 from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import nodes
@@ -137,27 +139,69 @@ def update_reservation(uuid, expected_state, values):
     return get_reservation(uuid)
 
 
-@base.retry_on_deadlock
-def delete_reservation(uuid):
-    """Delete a reservation; its node is free as soon as this commits.
+def _delete(uuid, stale, release_in_ironic):
+    """Delete a reservation and return it as it was; with ``stale`` its
+    node waits for a sync to read it again; with ``release_in_ironic``
+    its claim in Ironic is noted for clearing, in the same transaction.
+    """
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        reservation = session.scalars(sa.select(models.Reservation).where(
+            models.Reservation.uuid == uuid)).first()
+        if reservation is None:
+            raise exception.ReservationNotFound(reservation=uuid)
+        record = records.reservation_record(reservation)
+        session.execute(sa.delete(models.Reservation).where(
+            models.Reservation.id == reservation.id))
+        nodes.refresh_flags(session, [record.node_id])
+        if stale:
+            nodes.mark_stale(session, [record.node_id], now)
+        if release_in_ironic:
+            inventory.add_ironic_release(session, record.node_uuid,
+                                         record.instance_uuid, now)
+    return record
+
+
+@base.retry_on_busy
+def delete_reservation(uuid, stale=False, release_in_ironic=False):
+    """Delete a reservation; its node is free as soon as this commits,
+    unless ``stale`` keeps it until a sync reads it again. Returns the
+    reservation as it was. ``release_in_ironic`` notes its claim in
+    Ironic for clearing (``inventory.due_ironic_releases``).
 
     :raises: ReservationNotFound
     """
-    with base.writer() as session:
-        node_id = session.scalar(sa.select(models.Reservation.node_id).where(
-            models.Reservation.uuid == uuid))
-        deleted = session.execute(sa.delete(models.Reservation).where(
-            models.Reservation.uuid == uuid)).rowcount
-        if deleted:
-            nodes.refresh_flags(session, [node_id])
-    if not deleted:
-        raise exception.ReservationNotFound(reservation=uuid)
+    return _delete(uuid, stale, release_in_ironic)
 
 
-@base.retry_on_deadlock
-def expire_reservations(older_than):
+# A claim in Ironic failed after the reservation committed: it must go,
+# or it would hold a node nobody claimed. Keep trying for a few seconds,
+# whatever the database answers.
+_retry_undo = oslo_db_api.wrap_db_retry(
+    max_retries=10, retry_interval=0.05, inc_retry_interval=True,
+    max_retry_interval=1, retry_on_deadlock=True, retry_on_disconnect=True,
+    exception_checker=lambda exc: isinstance(
+        exc, (db_exc.DBError, sa.exc.OperationalError)))
+
+
+@_retry_undo
+def undo_reservation(uuid, stale=False, release_in_ironic=False):
+    """Take back a reservation whose claim in Ironic failed; as
+    ``delete_reservation``, retried harder. Already gone is fine.
+
+    :raises: DBError when the database stays unusable.
+    """
+    try:
+        return _delete(uuid, stale, release_in_ironic)
+    except exception.ReservationNotFound:
+        return None
+
+
+@base.retry_on_busy
+def expire_reservations(older_than, stale=False, release_in_ironic=False):
     """End every ``reserved`` reservation created before ``older_than``;
-    returns how many.
+    returns how many. ``stale`` and ``release_in_ironic`` as for
+    ``delete_reservation``.
 
     The UPDATE re-checks the state, so concurrent workers never expire one
     twice and a reservation confirmed meanwhile (now ``active``) is left
@@ -166,15 +210,53 @@ def expire_reservations(older_than):
     :raises: DBError
     """
     now = timeutils.utcnow()
-    stale = (models.Reservation.state == states.RESERVED,
-             models.Reservation.created_at < older_than)
+    old = (models.Reservation.state == states.RESERVED,
+           models.Reservation.created_at < older_than)
     with base.writer() as session:
-        node_ids = list(session.scalars(
-            sa.select(models.Reservation.node_id).where(*stale)))
+        rows = session.execute(
+            sa.select(models.Reservation.id, models.Reservation.node_id,
+                      models.Reservation.instance_uuid, models.Node.uuid)
+            .join(models.Node, models.Node.id == models.Reservation.node_id)
+            .where(*old).with_for_update(of=models.Reservation)).all()
         expired = session.execute(
-            sa.update(models.Reservation).where(*stale).values(
-                state=states.EXPIRED, active_node_id=None,
-                active_instance_uuid=None, expires_at=now, updated_at=now)
-        ).rowcount
+            sa.update(models.Reservation).where(
+                models.Reservation.id.in_([row.id for row in rows]), *old)
+            .values(state=states.EXPIRED, active_node_id=None,
+                    active_instance_uuid=None, expires_at=now,
+                    updated_at=now)
+        ).rowcount if rows else 0
+        node_ids = [row.node_id for row in rows]
         nodes.refresh_flags(session, node_ids)
+        if stale:
+            nodes.mark_stale(session, node_ids, now)
+        if release_in_ironic:
+            for row in rows:
+                inventory.add_ironic_release(session, row.uuid,
+                                             row.instance_uuid, now)
     return expired
+
+
+def list_disagreements(created_before, claims, limit):
+    """Live reservations, created before ``created_before``, whose node
+    as last synced disagrees: vanished, or another instance on it in
+    Ironic, or none when ``claims`` (we set it there) or the reservation
+    is ``active`` (Nova deployed it). Returns ``(reservation, node
+    instance_uuid, vanished)`` tuples, oldest first.
+
+    :raises: DBError
+    """
+    reservation, node = models.Reservation, models.Node
+    no_instance = node.instance_uuid.is_(None)
+    if not claims:
+        no_instance = sa.and_(no_instance,
+                              reservation.state == states.ACTIVE)
+    query = (
+        sa.select(reservation, node.instance_uuid, node.vanished)
+        .join(node, node.id == reservation.active_node_id)
+        .where(reservation.created_at < created_before,
+               sa.or_(node.vanished.is_(True), no_instance,
+                      node.instance_uuid != reservation.instance_uuid))
+        .order_by(reservation.created_at, reservation.id).limit(limit))
+    with base.reader() as session:
+        return [(records.reservation_record(row[0]), row[1], row[2])
+                for row in session.execute(query)]

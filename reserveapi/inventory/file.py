@@ -158,6 +158,9 @@ def normalize(entry):
     for field in _TEXTS:
         node[field] = _text(entry.get(field), field,
                             _COLUMN_LENGTHS.get(field, MAX_LENGTH))
+    if node['conductor_group'] is not None:
+        # Ironic's groups are case-insensitive, stored lower-case.
+        node['conductor_group'] = node['conductor_group'].lower()
     return node
 
 

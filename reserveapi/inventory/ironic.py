@@ -239,7 +239,7 @@ class IronicSource:
             return client.http_client.endpoint_trimmed
         return self.conf.ironic.endpoint_override
 
-    def _list(self, **params):
+    def _list(self, for_sync=True, **params):
         """One page of ``GET /v1/nodes``, limited to our partition."""
         settings = self.conf.ironic
         if settings.conductor_group is not None:
@@ -247,9 +247,17 @@ class IronicSource:
         if settings.shard is not None:
             params['shards'] = [settings.shard]
         try:
-            return self._client(for_sync=True).node.list(**params)
+            return self._client(for_sync=for_sync).node.list(**params)
         except _FAILURES as error:
             raise _unavailable(error)
+
+    def check(self):
+        """One small request with all a sync needs (credentials, endpoint,
+        microversion), without retries.
+
+        :raises: IronicUnavailable saying what failed.
+        """
+        self._list(for_sync=False, fields=['uuid'], limit=1)
 
     # Reading
 
@@ -396,29 +404,34 @@ class IronicSource:
 
     def release(self, node_uuid, instance_uuid):
         """Clear the node's claim in Ironic if it is still
-        ``instance_uuid``'s and nothing was deployed; say what was done.
+        ``instance_uuid``'s and nothing was deployed.
 
-        Ironic has no conditional PATCH, hence the GET. A teardown clears
-        the claim itself and refuses PATCHes while cleaning; a node no
-        longer in Ironic has nothing to clear.
+        Returns ``(outcome, page)``: what was done, in words, and the node
+        as Ironic now has it (a one-node page, empty if Ironic no longer
+        has it), which spares the inventory a sync to learn it. Ironic has
+        no conditional PATCH, hence the GET. A teardown clears the claim
+        itself and refuses PATCHes while cleaning.
         """
+        read_at = timeutils.utcnow()
         try:
-            node = self._client().node.get(
-                node_uuid, fields=['uuid', 'instance_uuid',
-                                   'provision_state'])
+            node = self._client().node.get(node_uuid, fields=list(FIELDS))
         except ironic_exc.NotFound:
-            return 'node gone from Ironic'
+            return 'node gone from Ironic', Page([], [], read_at)
         except _FAILURES as error:
             raise _unavailable(error)
         if node.instance_uuid != instance_uuid:
-            return 'claim already cleared'
-        if node.provision_state not in UNDEPLOYED_STATES:
-            return 'left to the teardown (%s)' % node.provision_state
-        try:
-            self._patch(node_uuid, _CLEAR_CLAIM)
-        except _NODE_ANSWERS as error:
-            return 'not cleared: %s' % _describe(error)
-        return 'claim cleared'
+            outcome = 'claim already cleared'
+        elif node.provision_state not in UNDEPLOYED_STATES:
+            outcome = 'left to the teardown (%s)' % node.provision_state
+        else:
+            read_at = timeutils.utcnow()
+            try:
+                node = self._patch(node_uuid, _CLEAR_CLAIM)
+            except _NODE_ANSWERS as error:
+                return ('not cleared: %s' % _describe(error),
+                        Page([], [], read_at))
+            outcome = 'claim cleared'
+        return outcome, _page([node], read_at)
 
     def _patch(self, node_uuid, patch):
         """PATCH, retrying a NodeLocked 409 with a short doubling wait;

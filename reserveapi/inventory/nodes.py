@@ -12,8 +12,12 @@
 
 """Reading the node inventory as the service knows it."""
 
+import reserveapi.conf
+from reserveapi.db import inventory as db_inventory
 from reserveapi.db import nodes as db_nodes
 from reserveapi.matcher import spec as spec_mod
+
+CONF = reserveapi.conf.CONF
 
 # What lists may be sorted by: columns of the nodes table.
 SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
@@ -38,3 +42,12 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
         filters['resource_class'] = spec_mod.normalize_resource_class(
             filters['resource_class'])
     return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir)
+
+
+def get_sync_state():
+    """When and from where the configured source was last synced, and
+    whether it is unreachable now (a record), or None before any sync.
+
+    :raises: DBError
+    """
+    return db_inventory.get_inventory_sync(CONF.inventory.source)

@@ -10,20 +10,66 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Make the database's node table equal the inventory source."""
+"""Make the database's node table equal the inventory source.
 
+``file``: the document is read and validated whole, then written in one
+transaction, so a broken document changes nothing.
+
+``ironic``: a full pass reads every node a page at a time and writes
+each page as it comes (the next one is fetched meanwhile), then removes
+the nodes it did not see; an incremental pass reads only what changed
+since the watermark (Ironic's clock, less ``[inventory] sync_margin``)
+and re-reads the nodes waiting for a fresh read (released, or refused by
+Ironic). One worker syncs at a time, by a lease in the database; an
+Ironic outage keeps the inventory, is noted in the database (so the API
+shows it) and logged once, whichever process saw it first.
+"""
+
+import collections
+import datetime
 import hashlib
 import json
+import os
+import queue
+import socket
+import threading
+import time
 
 from oslo_log import log
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
 
 from reserveapi.common import exception
 import reserveapi.conf
+from reserveapi.db import inventory as db_inventory
+from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
+from reserveapi.inventory import ironic
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
+
+LEASE_SECONDS = 300
+"""How long a worker owns the sync without renewing it (it renews at
+every page): another may take over once a holder died."""
+
+LEASE_WAIT = 1.0
+"""Seconds between two attempts of ``sync-nodes`` to take the lease."""
+
+STALE_REREADS = 200
+"""Nodes waiting for a fresh read that one incremental pass re-reads one
+by one; the rest wait for the next pass."""
+
+_HOLDER = '%s:%d:%s' % (socket.gethostname(), os.getpid(),
+                        uuidutils.generate_uuid()[:8])
+
+_source = None
+_source_lock = threading.Lock()
+
+
+class SyncInProgress(Exception):
+    """Another process holds the sync lease."""
 
 
 def fingerprint(node):
@@ -32,34 +78,239 @@ def fingerprint(node):
         json.dumps(node, sort_keys=True).encode()).hexdigest()
 
 
-def sync():
-    """Upsert the inventory; returns counts of what changed.
+def _fingerprints(nodes):
+    return {node['uuid']: fingerprint(node) for node in nodes}
 
-    The source is read and validated whole before anything is written,
-    so a broken or unreadable inventory changes nothing and raises
-    ``Invalid``.
 
-    :raises: Invalid when the inventory cannot be read or used.
+def ironic_source():
+    """This process's Ironic source, shared by its threads: its clients
+    (session, endpoint) are built once."""
+    global _source
+    with _source_lock:
+        if _source is None:
+            _source = ironic.IronicSource(CONF)
+        return _source
+
+
+def reset_source():
+    """Forget the Ironic source, e.g. after ``[ironic]`` changed."""
+    global _source
+    with _source_lock:
+        _source = None
+
+
+def sync(full=True, wait=True):
+    """One pass over the configured source; returns counts of what
+    changed.
+
+    With ``source = ironic``: ``full=False`` reads only what changed,
+    unless ``[inventory] full_sync_interval`` asks for a full pass;
+    ``wait`` waits for another process's pass to end instead of raising
+    ``SyncInProgress``.
+
+    :raises: Invalid when the file cannot be read or used;
+        IronicUnavailable when Ironic cannot be read (noted, logged once
+        per outage, nothing removed); SyncInProgress.
+    """
+    if CONF.inventory.source == ironic.NAME:
+        return _sync_ironic(full, wait)
+    return _sync_file()
+
+
+def sync_changes():
+    """The worker's periodic pass: what changed, or everything when a
+    full pass is due. Another worker's pass in progress, or Ironic down
+    (already logged once), is no error to report again.
     """
     try:
-        nodes = file_source.load(CONF.inventory.file)
+        return sync(full=False, wait=False)
+    except SyncInProgress:
+        LOG.debug('Another process is syncing the inventory.')
+    except exception.IronicUnavailable:
+        pass
+    return None
+
+
+def _sync_file():
+    started = timeutils.utcnow()
+    path = CONF.inventory.file
+    try:
+        nodes = file_source.load(path)
     except OSError as exc:
         # Unreadable is as unusable as malformed: say so, change nothing.
         raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
-    counts = db_nodes.sync_nodes(
-        nodes, {node['uuid']: fingerprint(node) for node in nodes})
-    db_nodes.record_inventory_sync(CONF.inventory.source, len(nodes))
-    LOG.info('Inventory sync: %s', ', '.join(
+    counts = node_sync.sync_nodes(nodes, _fingerprints(nodes))
+    db_inventory.record_inventory_sync(CONF.inventory.source, len(nodes),
+                                       started, location=path)
+    _log(counts, 'Inventory sync')
+    return counts
+
+
+def _sync_ironic(full, wait):
+    source = ironic_source()
+    _take_lease(wait)
+    try:
+        state = db_inventory.get_inventory_sync(ironic.NAME)
+        full = full or _full_pass_due(state)
+        started = timeutils.utcnow()
+        try:
+            if full:
+                counts, watermark = _full_pass(source)
+            else:
+                counts, watermark = _incremental_pass(source, state)
+        except exception.IronicUnavailable as error:
+            note_outage(error)
+            raise
+        outage = db_inventory.record_inventory_sync(
+            ironic.NAME, db_nodes.count_nodes(), started, full=full,
+            watermark=watermark, location=source.location)
+    finally:
+        db_inventory.drop_sync_lease(ironic.NAME, _HOLDER)
+    if outage is not None:
+        LOG.warning('Ironic is reachable again; it was not since %s.',
+                    outage)
+    _log(counts, 'Ironic %s sync' % ('full' if full else 'incremental'))
+    return counts
+
+
+def _take_lease(wait):
+    deadline = time.monotonic() + LEASE_SECONDS
+    while not db_inventory.take_sync_lease(ironic.NAME, _HOLDER,
+                                           LEASE_SECONDS):
+        if not wait or time.monotonic() > deadline:
+            raise SyncInProgress()
+        time.sleep(LEASE_WAIT)
+
+
+def _renew_lease():
+    if not db_inventory.take_sync_lease(ironic.NAME, _HOLDER, LEASE_SECONDS):
+        # Another process took over (we stalled past the lease): stop
+        # before our older pages overwrite its newer ones.
+        raise SyncInProgress()
+
+
+def _full_pass_due(state):
+    interval = CONF.inventory.full_sync_interval
+    if (state is None or state.watermark is None
+            or state.full_synced_at is None or not interval):
+        return True
+    age = timeutils.utcnow() - state.full_synced_at
+    return age >= datetime.timedelta(seconds=interval)
+
+
+def _full_pass(source):
+    """Every node, then away with what Ironic no longer lists."""
+    watermark = source.newest_change()
+    counts = collections.Counter()
+    seen = set()
+    for page in _prefetched(source.full_pages()):
+        counts.update(write(page))
+        seen.update(node['uuid'] for node in page.nodes)
+        seen.update(page.skipped)
+        _renew_lease()
+    counts.update(node_sync.remove_missing(seen))
+    if node_sync.worth_analyzing(counts):
+        node_sync.analyze()
+    return counts, watermark
+
+
+def _incremental_pass(source, state):
+    """What changed since the watermark, and the nodes waiting to be
+    read again; returns the new watermark."""
+    since = state.watermark - datetime.timedelta(
+        seconds=CONF.inventory.sync_margin)
+    newest = state.watermark
+    counts = collections.Counter()
+    read = set()
+    for page in source.changed_pages(since):
+        counts.update(write(page))
+        read.update(node['uuid'] for node in page.nodes)
+        if page.newest is not None:
+            newest = max(newest, page.newest)
+    for uuid in db_nodes.list_stale(STALE_REREADS):
+        if uuid not in read:
+            counts.update(write(source.get_node(uuid)))
+    if node_sync.worth_analyzing(counts):
+        node_sync.analyze()
+    return counts, newest
+
+
+def write(page):
+    """Write one page read from Ironic; returns counts.
+
+    :raises: DBError
+    """
+    return node_sync.upsert_nodes(page.nodes, _fingerprints(page.nodes),
+                                  page.read_at)
+
+
+def _prefetched(pages):
+    """``pages`` (a generator), each fetched while the previous one is
+    written: a thread reads at most one page ahead, so memory holds two
+    pages.
+    """
+    ahead = queue.Queue(maxsize=1)
+    done = object()
+    stop = threading.Event()
+
+    def read():
+        try:
+            for page in pages:
+                ahead.put(page)
+                if stop.is_set():
+                    pages.close()
+                    return
+            ahead.put(done)
+        except BaseException as error:  # noqa: B036 - handed over
+            ahead.put(error)
+
+    reader = threading.Thread(target=read, name='ironic-pages', daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = ahead.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while reader.is_alive():
+            try:
+                ahead.get(timeout=0.1)
+            except queue.Empty:
+                pass
+
+
+def note_outage(error):
+    """Note that Ironic cannot be read; log it once per outage."""
+    try:
+        began = db_inventory.note_outage(ironic.NAME, error.detail)
+    except Exception:  # the outage is what matters here
+        LOG.debug('Could not note the Ironic outage', exc_info=True)
+        began = True  # say it at least here
+    if began:
+        LOG.error('Ironic is unreachable: %s. The inventory keeps what was '
+                  'last synced; reservations that claim nodes in Ironic '
+                  'fail with 503 until it is back.', error.detail)
+    else:
+        LOG.debug('Ironic is still unreachable: %s', error.detail)
+
+
+def _log(counts, what):
+    LOG.info('%s: %s', what, ', '.join(
         '%s %d' % item for item in sorted(counts.items())))
-    if counts['flagged']:
+    if counts.get('flagged'):
         LOG.warning('%d reserved nodes vanished from the inventory; they '
                     'stay, flagged, until their reservations end.',
                     counts['flagged'])
-    return counts
 
 
 def last_sync():
     """When the configured source was last synced completely (a record
-    with ``source``, ``synced_at``, ``nodes``), or None.
+    with ``source``, ``synced_at``, ``nodes``, ...), or None.
     """
-    return db_nodes.get_inventory_sync(CONF.inventory.source)
+    state = db_inventory.get_inventory_sync(CONF.inventory.source)
+    return state if state is not None and state.synced_at else None
+

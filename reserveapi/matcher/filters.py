@@ -29,13 +29,18 @@ class MatchContext:
     """Per-request facts that are not part of the spec.
 
     ``candidate_nodes`` holds node UUIDs or names; None means every node,
-    an empty collection means none.  A None ``project_id`` (a caller with
-    no project) skips the owner/lessee rule, as in Ironic's allocations.
+    an empty collection means none. ``conductor_group`` and ``shard``
+    (nova-compute's own ``[ironic]`` settings) limit matching to that
+    Ironic partition; ``''`` is Ironic's default conductor group.  A
+    None ``project_id`` (a caller with no project) skips the owner/lessee
+    rule, as in Ironic's allocations.
     """
 
     project_id: str | None = None
     candidate_nodes: frozenset[str] | None = None
     exact_match: bool = False
+    conductor_group: str | None = None
+    shard: str | None = None
 
     def __post_init__(self):
         if self.candidate_nodes is not None:
@@ -95,6 +100,12 @@ def _instance_uuid(spec, node, context):
         return Miss('has instance %s' % node.instance_uuid)
 
 
+def _stale(spec, node, context):
+    if node.stale_since is not None:
+        return Miss('released or refused by Ironic since %s; waiting for '
+                    'a sync to read it again' % node.stale_since)
+
+
 def _reserved(spec, node, context):
     if node.reserved:
         return Miss('has a live reservation')
@@ -104,6 +115,14 @@ def _candidate_nodes(spec, node, context):
     candidates = context.candidate_nodes
     if candidates is not None and not ({node.uuid, node.name} & candidates):
         return Miss('not in candidate_nodes')
+
+
+def _partition(spec, node, context):
+    group, shard = context.conductor_group, context.shard
+    if ((group is not None and (node.conductor_group or '') != group)
+            or (shard is not None and node.shard != shard)):
+        return Miss('in conductor group %r, shard %r'
+                    % (node.conductor_group or '', node.shard))
 
 
 def _owner(spec, node, context):
@@ -194,9 +213,13 @@ CRITERIA = tuple(Criterion(*criterion) for criterion in (
     ('maintenance', _maintenance, 'not in maintenance'),
     ('retired', _retired, 'not retired'),
     ('instance_uuid', _instance_uuid, 'no instance_uuid'),
+    ('stale', _stale, 'read again by a sync since it was released or '
+                      'refused by Ironic'),
     ('reserved', _reserved, 'no live reservation'),
     ('candidate_nodes', _candidate_nodes,
      'uuid or name in candidate_nodes, when given'),
+    ('partition', _partition,
+     'in the conductor group and shard requested, when given'),
     ('owner', _owner,
      "owner or lessee is the request's project, when either is set"),
     ('resource_class', _resource_class,

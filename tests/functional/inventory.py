@@ -45,7 +45,7 @@ def node(name, resource_class='baremetal-gold', memory_mb=8192, cpus=8,
          provision_state='available',
          power_state='power off', maintenance=False, retired=False,
          instance_uuid=None, owner=None, lessee=None, conductor_group='',
-         uuid=None, ironic_traits=False):
+         shard=None, uuid=None, ironic_traits=False):
     """One node as Ironic lists it; the defaults make an eligible node
     that the example request spec (tests/examples.py) matches.
 
@@ -66,6 +66,7 @@ def node(name, resource_class='baremetal-gold', memory_mb=8192, cpus=8,
         'retired': retired,
         'instance_uuid': instance_uuid,
         'conductor_group': conductor_group,
+        'shard': shard,
         'owner': owner,
         'lessee': lessee,
     }
@@ -91,6 +92,13 @@ def sync(test, nodes):
     """Write ``nodes``, point the config at them and sync; the counts."""
     use(test, nodes)
     return inventory_sync.sync()
+
+
+def sync_path(test, nodes):
+    """As ``sync``; the document's path."""
+    path = use(test, nodes)
+    inventory_sync.sync()
+    return path
 
 
 def manage(test, *argv):

@@ -31,7 +31,7 @@ import uuid
 
 import fixtures
 
-from reserveapi.db import nodes as db_nodes
+from reserveapi.db import node_sync
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
@@ -62,7 +62,8 @@ def _pool_node(index):
         'capabilities': {'boot_mode': 'uefi'}, 'traits': ['CUSTOM_RAID'],
         'provision_state': 'available', 'power_state': 'power off',
         'maintenance': False, 'retired': False, 'instance_uuid': None,
-        'conductor_group': None, 'owner': None, 'lessee': None,
+        'conductor_group': None, 'shard': None, 'owner': None,
+        'lessee': None,
     }
 
 
@@ -78,7 +79,7 @@ class TestConcurrentReservations(base.DBTestCase):
     def setUp(self):
         super().setUp()
         nodes = [_pool_node(index) for index in range(POOL_SIZE)]
-        db_nodes.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
+        node_sync.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
             node) for node in nodes})
         self.pool = {node['uuid'] for node in nodes}
         self.port = _free_port()

@@ -195,7 +195,7 @@ class TestReservationCommands(OpenStackCommandTestCase):
         self.openstack('--os-reservation-api-version', '1.9', 'reservation',
                        'list', expect=1)
         self.assertIn('Version 1.9 is not supported; this service supports '
-                      '1.0 to 1.0. (HTTP 406 '
+                      '1.0 to 1.1. (HTTP 406 '
                       'reserveapi.version_not_acceptable)', self.stderr)
 
 

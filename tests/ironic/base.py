@@ -16,7 +16,11 @@ from oslo_config import fixture as config_fixture
 from oslotest import base
 
 from reserveapi import conf
+from reserveapi.cmd import worker
+from reserveapi.inventory import sync as inventory_sync
 from tests.fixtures import ironic as ironic_fixture
+from tests.functional import base as functional_base
+from tests.functional import inventory
 
 
 class IronicTestCase(base.BaseTestCase):
@@ -40,3 +44,47 @@ class IronicSourceTestCase(IronicTestCase):
         self.config(source='ironic', group='inventory')
         self.config(auth_type='none', endpoint_override=self.ironic.endpoint,
                     group='ironic')
+
+
+GOLD = {
+    'resource_class': 'baremetal-gold',
+    'properties': {'memory_mb': 8192, 'cpus': 8, 'local_gb': 100,
+                   'cpu_arch': 'x86_64',
+                   'capabilities': 'boot_mode:uefi,supports_uefi:true,'
+                                   'has_gpu:true'},
+    'traits': ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'],
+}
+"""Seeded node fields that the example request spec (tests/examples.py)
+matches."""
+
+
+class IronicAPITestCase(functional_base.APITestCase):
+    """The real API on SQLite, its inventory the shared real Ironic."""
+
+    def setUp(self):
+        super().setUp()
+        self.ironic = ironic_fixture.shared_ironic()
+        self.ironic.reset()
+        self.ironic.attach_log_on_failure(self)
+        # With source = ironic the file is never read: this one is absent.
+        self.config(source='ironic', file='/nonexistent/nodes.yaml',
+                    group='inventory')
+        self.config(auth_type='none', endpoint_override=self.ironic.endpoint,
+                    api_max_retries=0, node_locked_retry_interval=0.05,
+                    group='ironic')
+        inventory_sync.reset_source()
+        self.addCleanup(inventory_sync.reset_source)
+
+    def seed(self, count=1, **template):
+        """Seed ``count`` nodes the example spec matches; their UUIDs."""
+        return self.ironic.seed_nodes(count, **dict(GOLD, **template))
+
+    def sync_nodes(self):
+        """``reserveapi-manage sync-nodes``, which must succeed."""
+        code, stdout, stderr = inventory.manage(self, 'sync-nodes')
+        self.assertEqual(0, code, stderr)
+        return stdout
+
+    def run_worker_once(self):
+        """``reserveapi-worker --once``: every job, in this process."""
+        return worker.run_once(worker.jobs())

@@ -181,13 +181,17 @@ class TestClaims(base.IronicSourceTestCase):
         self.ironic.update_node(theirs, instance_uuid=other)
         self.ironic.request('DELETE', '/v1/nodes/%s' % gone, expected=(204,))
 
-        outcomes = [self.source.release(node, self.instance)
-                    for node in (ours, theirs, gone)]
+        outcomes, pages = zip(*[self.source.release(node, self.instance)
+                                for node in (ours, theirs, gone)], strict=True)
         self.ironic.deploy(ours, self.instance)
-        deployed = self.source.release(ours, self.instance)
+        deployed, _page = self.source.release(ours, self.instance)
 
-        self.assertEqual(['claim cleared', 'claim already cleared',
-                          'node gone from Ironic'], outcomes)
+        self.assertEqual(('claim cleared', 'claim already cleared',
+                          'node gone from Ironic'), outcomes)
+        # Each answer is the node as Ironic has it now.
+        self.assertEqual([[None], [other], []], [
+            [node['instance_uuid'] for node in page.nodes]
+            for page in pages])
         self.assertEqual('left to the teardown (active)', deployed)
         self.assertEqual((self.instance, 'active'), tuple(
             self.ironic.get_node(ours)[f]

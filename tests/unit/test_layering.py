@@ -27,9 +27,9 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
-PEERS = ('ironicclient', 'keystoneauth1', 'reserveapi.mirror.peer',
-         'reserveapi.mirror.placement', 'reserveapi.mirror.nova',
-         'reserveapi.mirror.hosts')
+IRONIC = ('ironicclient', 'keystoneauth1', 'reserveapi.inventory.ironic')
+PEERS = IRONIC + ('reserveapi.mirror.peer', 'reserveapi.mirror.placement',
+                  'reserveapi.mirror.nova', 'reserveapi.mirror.hosts')
 WEB = ('pecan', 'wsme', 'webob')
 
 # Layer (a top-level package or module of reserveapi, or a dotted module
@@ -42,7 +42,10 @@ FORBIDDEN = {
     # Pure: the API's type and the CLI both parse with it.
     'mirror.desired': ('reserveapi.conf', 'reserveapi.db', 'oslo_config',
                        'oslo_log') + PEERS,
-    'inventory': ('reserveapi.api',) + WEB + PEERS,
+    # Only the Ironic source speaks to Ironic.
+    'inventory': ('reserveapi.api',) + WEB + PEERS[len(IRONIC):],
+    'inventory.file': IRONIC,
+    'inventory.nodes': IRONIC,
     'matcher': ('reserveapi.db', 'reserveapi.conf', 'reserveapi.api',
                 'oslo_config', 'keystoneauth1', 'requests', 'socket',
                 'urllib') + DOMAIN + WEB,
@@ -73,8 +76,8 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 DB_LAYERS = (('connection_errors',),
              ('models', 'base', 'records'),
              ('matching', 'migration', 'healthcheck'),
-             ('nodes', 'mirror'),
-             ('reservations',))
+             ('nodes', 'mirror', 'inventory'),
+             ('reservations', 'node_sync'))
 
 
 def _imports(path):

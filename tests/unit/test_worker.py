@@ -18,6 +18,8 @@ import fixtures
 from oslotest import base
 
 from reserveapi.cmd import worker
+from reserveapi.inventory import sync as inventory_sync
+from tests import base as tests_base
 
 
 class TestRunOnce(base.BaseTestCase):
@@ -61,3 +63,24 @@ class TestTraced(base.BaseTestCase):
 
         self.assertRaises(RuntimeError, worker._traced('mirror-retry', broken))
         self.assertEqual('Running mirror-retry\n', self.log.output)
+
+
+class TestJobs(tests_base.TestCase):
+
+    def names(self):
+        return [name for name, _interval, _job in worker.jobs()]
+
+    def test_file_source(self):
+        self.assertEqual(['inventory-sync', 'mirror-retry',
+                          'mirror-reconcile'], self.names())
+
+    def test_ironic_source_reconciles_with_ironic(self):
+        self.config(source='ironic', group='inventory')
+        self.assertEqual(['inventory-sync', 'ironic-reconcile',
+                          'mirror-retry', 'mirror-reconcile'], self.names())
+        self.config(reconcile_interval=0, group='ironic')
+        self.assertNotIn('ironic-reconcile', self.names())
+
+    def test_the_sync_job_reads_changes_and_reports_nothing_twice(self):
+        jobs = {name: job for name, _interval, job in worker.jobs()}
+        self.assertIs(inventory_sync.sync_changes, jobs['inventory-sync'])

@@ -15,6 +15,7 @@
 import datetime
 import uuid
 
+from reserveapi.db import inventory as db_inventory
 from reserveapi.inventory import nodes as inventory_nodes
 from tests import examples
 from tests.functional import base
@@ -29,9 +30,9 @@ class NodesTestCase(base.APITestCase):
     def setUp(self):
         super().setUp()
         self.before_sync = datetime.datetime.now(datetime.timezone.utc)
-        inventory.sync(self, [
+        self.inventory_path = inventory.sync_path(self, [
             inventory.node('node-gold-1', conductor_group='rack-a',
-                           ironic_traits=True),
+                           shard='shard-1', ironic_traits=True),
             inventory.node('node-gold-2', memory_mb=16384,
                            conductor_group='rack-a'),
             inventory.node('node-gold-3', maintenance=True),
@@ -50,6 +51,11 @@ class NodesTestCase(base.APITestCase):
         self.assertEqual('node-gold-1', reserved.json['node_name'])
         self.reservation = reserved.json
 
+    @property
+    def latest(self):
+        return dict(self.admin_headers,
+                    **{'OpenStack-API-Version': 'reservation 1.1'})
+
     def get(self, path, status=200, headers=None):
         response = self.request('GET', path, headers=headers)
         self.assertEqual(status, response.status_int, response.text)
@@ -64,10 +70,11 @@ class TestNodes(NodesTestCase):
     scenarios = base.EVERY_BACKEND
 
     def test_show_by_uuid_and_name(self):
-        by_name = self.get('/v1/nodes/node-gold-1')
+        by_name = self.get('/v1/nodes/node-gold-1', headers=self.latest)
         self.assertMatchesSample(by_name, 'nodes/show-response.json')
         self.assertEqual(inventory.node_uuid('node-gold-1'), by_name['uuid'])
-        by_uuid = self.get('/v1/nodes/' + by_name['uuid'])
+        by_uuid = self.get('/v1/nodes/' + by_name['uuid'],
+                           headers=self.latest)
         self.assertEqual(by_name, by_uuid)
         self.assertEqual({
             'uuid': self.reservation['uuid'],
@@ -110,12 +117,50 @@ class TestNodes(NodesTestCase):
             self.assertIn(ident, error['detail'])
 
     def test_list_sample(self):
+        # The sample shows Ironic unreachable after a sync.
+        self.config(source='ironic', group='inventory')
+        db_inventory.record_inventory_sync(
+            'ironic', 6, location='http://ironic.example.com:6385')
+        db_inventory.note_outage(
+            'ironic', 'Ironic is unavailable: Unable to establish '
+            'connection to http://ironic.example.com:6385/v1/nodes: '
+            'Connection refused')
         listed = self.get('/v1/nodes?resource_class=baremetal-gold&limit=1'
-                          '&sort_key=name')
+                          '&sort_key=name', headers=self.latest)
         self.assertMatchesSample(listed, 'nodes/list-response.json')
         self.assertIn('marker=' + inventory.node_uuid('node-gold-1'),
                       listed['next'])
         self.assertIn('resource_class=baremetal-gold', listed['next'])
+
+    def test_version_1_0_has_no_partition_nor_sync_state(self):
+        listed = self.get('/v1/nodes')
+        self.assertNotIn('inventory', listed)
+        for node in listed['nodes'] + [self.get('/v1/nodes/node-gold-1')]:
+            self.assertNotIn('shard', node)
+            self.assertNotIn('stale_since', node)
+        response = self.request('GET', '/v1/nodes?shard=shard-1')
+        error = self.assertError(response, 400, 'reserveapi.invalid')
+        self.assertIn('shard', error['detail'])
+
+    def test_shard_filter_and_field(self):
+        listed = self.get('/v1/nodes?shard=shard-1', headers=self.latest)
+        self.assertEqual(['node-gold-1'],
+                         [node['name'] for node in listed['nodes']])
+        self.assertEqual(('shard-1', None), (
+            listed['nodes'][0]['shard'], listed['nodes'][0]['stale_since']))
+        self.assertEqual([], self.get('/v1/nodes?shard=shard-9',
+                                      headers=self.latest)['nodes'])
+
+    def test_inventory_says_when_and_from_where(self):
+        state = self.get('/v1/nodes?limit=1', headers=self.latest)[
+            'inventory']
+        synced_at = datetime.datetime.fromisoformat(state['synced_at'])
+        self.assertLessEqual(self.before_sync.replace(microsecond=0),
+                             synced_at)
+        self.assertEqual(('file', self.inventory_path, None, None), (
+            state['source'], state['location'],
+            state['unreachable_since'], state['last_error']))
+        self.assertEqual(state['synced_at'], state['full_synced_at'])
 
     def test_list_shows_every_node(self):
         listed = self.get('/v1/nodes')['nodes']

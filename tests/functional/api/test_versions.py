@@ -28,6 +28,7 @@ class TestVersions(base.APITestCase):
         self.assertEqual(200, response.status_int)
         self.assertMatchesSample(response.json,
                                  'versions/get-root-response.json')
+        # Without the header: the minimum.
         self.assertEqual('reservation 1.0',
                          response.headers['OpenStack-API-Version'])
         self.assertEqual('OpenStack-API-Version', response.headers['Vary'])
@@ -61,7 +62,7 @@ class TestVersions(base.APITestCase):
         response = self.request(
             'GET', '/v1',
             headers={'OpenStack-API-Version': 'reservation latest'})
-        self.assertEqual('reservation 1.0',
+        self.assertEqual('reservation 1.1',
                          response.headers['OpenStack-API-Version'])
 
     def test_unsupported_version_is_406(self):
@@ -70,7 +71,7 @@ class TestVersions(base.APITestCase):
             headers={'OpenStack-API-Version': 'reservation 1.99'})
         error = self.assertError(response, 406,
                                  'reserveapi.version_not_acceptable')
-        self.assertIn('1.0 to 1.0', error['detail'])
+        self.assertIn('1.0 to 1.1', error['detail'])
 
     def test_malformed_version_is_400(self):
         response = self.request(

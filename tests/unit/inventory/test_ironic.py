@@ -87,6 +87,7 @@ class SourceTestCase(base.TestCase):
 class TestClient(SourceTestCase):
 
     def test_endpoint_override_and_microversion(self):
+        self.nodes.get.return_value = fake_node()
         next(self.source.full_pages())
         self.source.release(NODE, INSTANCE)
 
@@ -535,8 +536,12 @@ class TestRelease(SourceTestCase):
 
     def test_clears_a_claim_still_ours(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
-        self.assertEqual('claim cleared',
-                         self.source.release(NODE, INSTANCE))
+        self.nodes.update.return_value = fake_node()
+        outcome, page = self.source.release(NODE, INSTANCE)
+        self.assertEqual(('claim cleared', [EXPECTED]),
+                         (outcome, page.nodes))
+        self.nodes.get.assert_called_once_with(NODE,
+                                               fields=list(ironic.FIELDS))
         self.nodes.update.assert_called_once_with(NODE, [
             {'op': 'remove', 'path': '/instance_uuid'},
             {'op': 'remove', 'path': '/instance_info'}])
@@ -550,13 +555,17 @@ class TestRelease(SourceTestCase):
                 (fake_node(instance_uuid=INSTANCE, provision_state='active'),
                  'left to the teardown (active)')):
             self.nodes.get.return_value = node
-            self.assertEqual(outcome, self.source.release(NODE, INSTANCE))
+            self.assertEqual(outcome,
+                             self.source.release(NODE, INSTANCE)[0])
+            self.assertEqual(node.provision_state, self.source.release(
+                NODE, INSTANCE)[1].nodes[0]['provision_state'])
         self.nodes.update.assert_not_called()
 
     def test_a_node_gone_has_nothing_to_clear(self):
         self.nodes.get.side_effect = ironic_exc.NotFound('gone')
-        self.assertEqual('node gone from Ironic',
-                         self.source.release(NODE, INSTANCE))
+        outcome, page = self.source.release(NODE, INSTANCE)
+        self.assertEqual(('node gone from Ironic', []),
+                         (outcome, page.nodes))
 
     def test_a_refused_clear_is_reported_not_raised(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
@@ -564,7 +573,7 @@ class TestRelease(SourceTestCase):
             'Node %s can not be updated while a state transition is in '
             'progress. (HTTP 409)' % NODE)
         self.assertIn('state transition is in progress',
-                      self.source.release(NODE, INSTANCE))
+                      self.source.release(NODE, INSTANCE)[0])
 
     def test_unreachable_is_unavailable(self):
         self.nodes.get.side_effect = ksa_exc.ConnectFailure('refused')

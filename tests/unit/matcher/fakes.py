@@ -37,6 +37,9 @@ class FakeNode:
     maintenance: bool = False
     retired: bool = False
     instance_uuid: str | None = None
+    conductor_group: str | None = None
+    shard: str | None = None
     owner: str | None = None
     lessee: str | None = None
+    stale_since: object = None
     reserved: bool = False

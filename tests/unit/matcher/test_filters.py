@@ -11,6 +11,7 @@
 # under the License.
 
 import dataclasses
+import datetime
 import types
 
 import testtools
@@ -308,6 +309,37 @@ class TestCapabilities(FilterTestCase):
             _node(cpu_arch=None, capabilities=None)))
 
 
+class TestPartition(FilterTestCase):
+
+    def test_any_partition_without_one_in_the_request(self):
+        self.assertPasses(_node(conductor_group='rack-a', shard='s1'))
+
+    def test_conductor_group_and_shard(self):
+        context = filters.MatchContext(conductor_group='rack-a', shard='s1')
+        self.assertPasses(_node(conductor_group='rack-a', shard='s1'),
+                          context=context)
+        for changes in ({'conductor_group': 'rack-b', 'shard': 's1'},
+                        {'conductor_group': 'rack-a', 'shard': None},
+                        {'conductor_group': None, 'shard': 's1'}):
+            detail = self.assertFailsOn('partition', _node(**changes),
+                                        context=context)
+            self.assertIn('shard', detail)
+
+    def test_empty_conductor_group_is_the_default_group(self):
+        context = filters.MatchContext(conductor_group='')
+        self.assertPasses(_node(conductor_group=None), context=context)
+        self.assertFailsOn('partition', _node(conductor_group='rack-a'),
+                           context=context)
+
+
+class TestStale(FilterTestCase):
+
+    def test_a_stale_node_waits_for_a_sync(self):
+        detail = self.assertFailsOn('stale', _node(
+            stale_since=datetime.datetime(2030, 1, 1)))
+        self.assertIn('waiting for a sync', detail)
+
+
 class TestCriteria(FilterTestCase):
 
     FAILING_NODES = {
@@ -316,8 +348,10 @@ class TestCriteria(FilterTestCase):
         'maintenance': {'maintenance': True},
         'retired': {'retired': True},
         'instance_uuid': {'instance_uuid': 'i-1'},
+        'stale': {'stale_since': datetime.datetime(2030, 1, 1)},
         'reserved': {'reserved': True},
         'candidate_nodes': {'name': 'node-9', 'uuid': 'u-9'},
+        'partition': {'shard': 'shard-2'},
         'owner': {'owner': 'someone-else'},
         'resource_class': {'resource_class': 'silver'},
         'cpu_arch': {'cpu_arch': 'aarch64'},
@@ -328,8 +362,10 @@ class TestCriteria(FilterTestCase):
         'forbidden_traits': {'traits': {'CUSTOM_RAID', 'CUSTOM_BROKEN'}},
         'capabilities': {'capabilities': {}},
     }
+    BASE = {'shard': 'shard-1'}
     CONTEXT = filters.MatchContext(project_id='p1',
-                                   candidate_nodes=['node-1'])
+                                   candidate_nodes=['node-1'],
+                                   conductor_group='', shard='shard-1')
 
     def test_names_are_unique_and_described(self):
         names = [name for name, _check, _description in filters.CRITERIA]
@@ -344,7 +380,7 @@ class TestCriteria(FilterTestCase):
 
     def test_each_criterion_rejects_only_its_own_failure(self):
         for name, changes in self.FAILING_NODES.items():
-            node = _node(**changes)
+            node = _node(**dict(self.BASE, **changes))
             self.assertFailsOn(name, node, context=self.CONTEXT)
             verdicts = {criterion.name: criterion.check(
                 GOLD_SPEC, node, self.CONTEXT) is None
@@ -354,8 +390,8 @@ class TestCriteria(FilterTestCase):
 
     def test_all_criteria_pass_for_a_matching_node(self):
         for criterion in filters.CRITERIA:
-            self.assertIsNone(criterion.check(GOLD_SPEC, _node(),
-                                              self.CONTEXT), criterion.name)
+            self.assertIsNone(criterion.check(
+                GOLD_SPEC, _node(**self.BASE), self.CONTEXT), criterion.name)
 
     def test_any_object_with_the_attributes_is_a_node(self):
         node = types.SimpleNamespace(**dataclasses.asdict(_node()))

@@ -19,18 +19,22 @@ from pecan import rest
 from reserveapi import policy
 from reserveapi.api import body as body_mod
 from reserveapi.api import expose
+from reserveapi.api import microversion
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
+import reserveapi.conf
 from reserveapi.inventory import nodes
 from reserveapi.policies import node as node_policy
 
+CONF = reserveapi.conf.CONF
 
-def render(node):
+
+def render(node, version):
     reservation = node.reservation
-    return {
+    body = {
         'uuid': node.uuid,
         'name': node.name,
         'resource_class': node.resource_class,
@@ -61,6 +65,25 @@ def render(node):
         'updated_at': fields.timestamp(node.updated_at),
         'links': [link.make('v1/nodes/%s' % node.uuid)],
     }
+    if version >= microversion.PARTITIONS:
+        body['shard'] = node.shard
+        body['stale_since'] = fields.timestamp(node.stale_since)
+    return body
+
+
+def render_inventory(state):
+    """When and from where the inventory was last synced, and whether its
+    source can be read now."""
+    return {
+        'source': CONF.inventory.source,
+        'location': state.location if state else None,
+        'synced_at': fields.timestamp(state.synced_at if state else None),
+        'full_synced_at': fields.timestamp(
+            state.full_synced_at if state else None),
+        'unreachable_since': fields.timestamp(
+            state.outage_since if state else None),
+        'last_error': state.last_error if state else None,
+    }
 
 
 def _bool(name, value):
@@ -76,25 +99,35 @@ class NodesController(rest.RestController):
 
     @expose.expose()
     def get_all(self, resource_class=None, provision_state=None,
-                conductor_group=None, maintenance=None, reserved=None,
-                limit=None, marker=None, sort_key=None, sort_dir=None):
+                conductor_group=None, shard=None, maintenance=None,
+                reserved=None, limit=None, marker=None, sort_key=None,
+                sort_dir=None):
         policy.authorize(node_policy.LIST, pecan.request.context)
+        version = pecan.request.version
+        if shard is not None and version < microversion.PARTITIONS:
+            raise exception.Invalid(
+                reason='unknown query parameter(s) shard.')
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
         filters = {key: value for key, value in (
             ('resource_class', resource_class),
             ('provision_state', provision_state),
             ('conductor_group', conductor_group),
+            ('shard', shard),
             ('maintenance', _bool('maintenance', maintenance)),
             ('reserved', _bool('reserved', reserved))) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
                                  sort_dir)
-        return collection.render('nodes', [render(item) for item in items],
-                                 limit, 'v1/nodes',
-                                 lambda item: item['uuid'])
+        body = collection.render(
+            'nodes', [render(item, version) for item in items], limit,
+            'v1/nodes', lambda item: item['uuid'])
+        if version >= microversion.PARTITIONS:
+            body['inventory'] = render_inventory(nodes.get_sync_state())
+        return body
 
     @expose.expose()
     def get_one(self, node_ident):
         policy.authorize(node_policy.GET, pecan.request.context)
         return render(nodes.get_node(
-            body_mod.path_arg(types.node_ident, node_ident, 'node_ident')))
+            body_mod.path_arg(types.node_ident, node_ident, 'node_ident')),
+            pecan.request.version)

@@ -21,6 +21,7 @@ from reserveapi import policy
 from reserveapi import reservations
 from reserveapi.api import body as body_mod
 from reserveapi.api import expose
+from reserveapi.api import microversion
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
@@ -38,6 +39,14 @@ class ReservationRequest(wtypes.Base):
     project_id = types.optional_name
     candidate_nodes = [types.node_ident]
     request_spec = wtypes.wsattr(types.RequestSpec, mandatory=True)
+
+
+class PartitionedReservationRequest(ReservationRequest):
+    """1.1: only nodes of this Ironic partition (nova-compute's own
+    ``[ironic] conductor_group`` and ``shard``)."""
+
+    conductor_group = types.conductor_group
+    shard = types.optional_name
 
 
 def _optional(value):
@@ -137,13 +146,19 @@ class ReservationsController(rest.RestController):
     def post(self):
         context = pecan.request.context
         policy.authorize(reservation_policy.CREATE, context)
-        body = body_mod.request_body(ReservationRequest)
+        partitions = pecan.request.version >= microversion.PARTITIONS
+        body = body_mod.request_body(
+            PartitionedReservationRequest if partitions
+            else ReservationRequest)
         reservation, created = reservations.reserve(
             instance_uuid=body.instance_uuid,
             host=body.host,
             project_id=_optional(body.project_id) or context.project_id,
             request_spec=types.to_plain(body.request_spec),
-            candidate_nodes=_optional(body.candidate_nodes))
+            candidate_nodes=_optional(body.candidate_nodes),
+            conductor_group=_optional(getattr(body, 'conductor_group',
+                                              None)),
+            shard=_optional(getattr(body, 'shard', None)))
         rendered = render(reservation)
         if not created:
             pecan.response.status = 200

@@ -1,0 +1,273 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Writing the inventory into the nodes table.
+
+Whole, in one transaction (``sync_nodes``: the file source, validated
+before anything is written), or a page at a time (``upsert_nodes``, then
+``remove_missing`` once a full pass has read every page: the Ironic
+source, so that 100,000 nodes never sit in memory nor in one
+transaction). Either way an unchanged node costs a fingerprint
+comparison; changed and new ones are written in bulk, a statement per
+chunk, never one per node.
+"""
+
+import dataclasses
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from reserveapi.db import base
+from reserveapi.db import models
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import records
+
+_CHILDREN_CHUNK = 5000
+ANALYZE_AFTER_UPDATES = 1000
+"""Updated rows (no row added or removed) worth fresh planner statistics."""
+
+
+@dataclasses.dataclass
+class _SyncPlan:
+    """What a sync changes: the diff of the inventory and the table."""
+
+    updated: list        # (node id, node dict)
+    added: list          # node dicts
+    removed: list        # node ids no reservation holds
+    flagged: list        # node ids a reservation holds: kept, vanished
+    unchanged: int
+
+    def counts(self):
+        return {'added': len(self.added), 'updated': len(self.updated),
+                'unchanged': self.unchanged, 'removed': len(self.removed),
+                'flagged': len(self.flagged)}
+
+
+def worth_analyzing(counts):
+    """Whether a sync changed the tables enough for new statistics."""
+    return bool(counts.get('added') or counts.get('removed')
+                or counts.get('updated', 0) >= ANALYZE_AFTER_UPDATES)
+
+
+@base.retry_on_deadlock
+def sync_nodes(nodes, fingerprints, now=None):
+    """Make the nodes table equal ``nodes`` (normalized inventory dicts).
+
+    ``fingerprints`` maps each uuid to a digest of its dict, so unchanged
+    nodes cost one comparison. A vanished node with a live reservation is
+    flagged ``vanished`` instead of being dropped. Returns counts.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    with base.writer() as session:
+        existing = {row.uuid: row for row in session.execute(
+            sa.select(*_DIFF_COLUMNS))}
+        plan = _diff(existing, nodes, fingerprints)
+        _plan_removal(session, plan, existing,
+                      {node['uuid'] for node in nodes})
+        _update(session, plan.updated, fingerprints, now)
+        _add(session, plan.added, fingerprints, now)
+        _remove(session, plan.removed, plan.flagged, now)
+        # Everything was just read again (another source's marks too).
+        session.execute(
+            sa.update(models.Node).where(
+                models.Node.stale_since.is_not(None))
+            .values(stale_since=None, updated_at=models.Node.updated_at),
+            execution_options={'synchronize_session': False})
+        db_nodes.refresh_flags(session)
+    counts = plan.counts()
+    if worth_analyzing(counts):
+        analyze()
+    return counts
+
+
+@base.retry_on_busy
+def upsert_nodes(nodes, fingerprints, read_at, now=None):
+    """Write one page of nodes read from the source at ``read_at``.
+
+    Nothing is removed here (see ``remove_missing``). A node marked stale
+    before ``read_at`` is what was just read again: the mark goes. Returns
+    counts of ``added``, ``updated``, ``unchanged`` and ``refreshed``
+    (stale marks cleared).
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    with base.writer() as session:
+        existing = {}
+        for uuids in base.chunks([node['uuid'] for node in nodes]):
+            existing.update((row.uuid, row) for row in session.execute(
+                sa.select(*_DIFF_COLUMNS).where(
+                    models.Node.uuid.in_(uuids))))
+        plan = _diff(existing, nodes, fingerprints)
+        refreshed = [row.id for row in existing.values()
+                     if row.stale_since is not None
+                     and row.stale_since < read_at]
+        _update(session, plan.updated, fingerprints, now)
+        added_ids = _add(session, plan.added, fingerprints, now)
+        _clear_stale(session, refreshed, read_at)
+        db_nodes.refresh_flags(session, sorted(
+            set(refreshed) | set(added_ids)
+            | {node_id for node_id, _node in plan.updated}))
+    counts = plan.counts()
+    del counts['removed'], counts['flagged']
+    counts['refreshed'] = len(refreshed)
+    return counts
+
+
+@base.retry_on_deadlock
+def remove_missing(seen_uuids, now=None):
+    """After a pass that read every node: drop each node not in
+    ``seen_uuids`` unless a live reservation holds it (that one is
+    flagged ``vanished`` and kept). Returns ``removed`` and ``flagged``.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    plan = _SyncPlan(updated=[], added=[], removed=[], flagged=[],
+                     unchanged=0)
+    with base.writer() as session:
+        existing = {row.uuid: row for row in session.execute(
+            sa.select(*_DIFF_COLUMNS))}
+        _plan_removal(session, plan, existing, seen_uuids)
+        _remove(session, plan.removed, plan.flagged, now)
+        db_nodes.refresh_flags(session, plan.flagged)
+    return {'removed': len(plan.removed), 'flagged': len(plan.flagged)}
+
+
+_DIFF_COLUMNS = (models.Node.id, models.Node.uuid, models.Node.fingerprint,
+                 models.Node.vanished, models.Node.stale_since)
+
+
+def _diff(existing, nodes, fingerprints):
+    """Which of ``nodes`` are new, changed or unchanged."""
+    plan = _SyncPlan(updated=[], added=[], removed=[], flagged=[],
+                     unchanged=0)
+    for node in nodes:
+        row = existing.get(node['uuid'])
+        if row is None:
+            plan.added.append(node)
+        elif row.fingerprint == fingerprints[node['uuid']] and not (
+                row.vanished):
+            plan.unchanged += 1
+        else:
+            plan.updated.append((row.id, node))
+    return plan
+
+
+def _plan_removal(session, plan, existing, wanted_uuids):
+    """Rows no longer in the inventory: removed, or flagged if held."""
+    gone = [row for uuid, row in existing.items() if uuid not in wanted_uuids]
+    reserved_ids = set()
+    for ids in base.chunks([row.id for row in gone]):
+        reserved_ids.update(session.scalars(
+            sa.select(models.Reservation.active_node_id).where(
+                models.Reservation.active_node_id.in_(ids))))
+    for row in gone:
+        if row.id not in reserved_ids:
+            plan.removed.append(row.id)
+        elif not row.vanished:
+            plan.flagged.append(row.id)
+
+
+def _columns(node):
+    return {column: node[column] for column in records.NODE_COLUMNS}
+
+
+def _update(session, updated, fingerprints, now):
+    """Rewrite changed rows: one executemany UPDATE by primary key per
+    chunk, then their traits and capabilities."""
+    for chunk in base.chunks(updated):
+        session.execute(sa.update(models.Node), [
+            dict(_columns(node), id=node_id,
+                 fingerprint=fingerprints[node['uuid']], vanished=False,
+                 synced_at=now, updated_at=now)
+            for node_id, node in chunk])
+    _replace_children(session, [node_id for node_id, _node in updated],
+                      updated)
+
+
+def _add(session, added, fingerprints, now):
+    """Insert new rows a chunk at a time; returns their ids."""
+    added_ids = []
+    for chunk in base.chunks(added):
+        session.execute(sa.insert(models.Node), [
+            dict(_columns(node), fingerprint=fingerprints[node['uuid']],
+                 vanished=False, synced_at=now, created_at=now)
+            for node in chunk])
+        ids = dict(session.execute(
+            sa.select(models.Node.uuid, models.Node.id).where(
+                models.Node.uuid.in_([node['uuid'] for node in chunk]))
+        ).all())
+        _replace_children(session, [],
+                          [(ids[node['uuid']], node) for node in chunk])
+        added_ids.extend(ids.values())
+    return added_ids
+
+
+def _clear_stale(session, node_ids, read_at):
+    node = models.Node
+    for ids in base.chunks(node_ids):
+        session.execute(
+            sa.update(node).where(node.id.in_(ids),
+                                  node.stale_since < read_at)
+            .values(stale_since=None, updated_at=node.updated_at),
+            execution_options={'synchronize_session': False})
+
+
+def _remove(session, removed, flagged, now):
+    for chunk in base.chunks(removed):
+        session.execute(sa.delete(models.Node).where(
+            models.Node.id.in_(chunk)))
+    for chunk in base.chunks(flagged):
+        session.execute(sa.update(models.Node).where(
+            models.Node.id.in_(chunk)).values(vanished=True, updated_at=now))
+
+
+def _replace_children(session, stale_ids, nodes):
+    """Rewrite traits and capabilities of ``(node_id, node)`` pairs."""
+    for chunk in base.chunks(stale_ids):
+        session.execute(sa.delete(models.NodeTrait).where(
+            models.NodeTrait.node_id.in_(chunk)))
+        session.execute(sa.delete(models.NodeCapability).where(
+            models.NodeCapability.node_id.in_(chunk)))
+    traits = [{'node_id': node_id, 'trait': trait}
+              for node_id, node in nodes for trait in node['traits']]
+    capabilities = [{'node_id': node_id, 'key': key, 'value': value}
+                    for node_id, node in nodes
+                    for key, value in node['capabilities'].items()]
+    for chunk in base.chunks(traits, _CHILDREN_CHUNK):
+        session.execute(sa.insert(models.NodeTrait), chunk)
+    for chunk in base.chunks(capabilities, _CHILDREN_CHUNK):
+        session.execute(sa.insert(models.NodeCapability), chunk)
+
+
+def analyze():
+    """Refresh the planner's statistics after a bulk change.
+
+    Without them, PostgreSQL plans the candidate query for an empty table
+    and a reservation at 100,000 nodes takes 300 ms instead of 10 ms.
+
+    :raises: DBError
+    """
+    tables = ('nodes', 'node_traits', 'node_capabilities')
+    engine = base.get_engine()
+    statements = {
+        'postgresql': ['ANALYZE %s' % ', '.join(tables)],
+        'mysql': ['ANALYZE TABLE %s' % ', '.join(tables)],
+        'sqlite': ['ANALYZE %s' % table for table in tables],
+    }.get(engine.dialect.name, [])
+    with engine.connect() as connection:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+        connection.commit()

@@ -1,0 +1,148 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Make our reservations and Ironic agree again, and say what was done.
+
+Two kinds of work, both for the Ironic source only:
+
+* Claims left to clear (``ironic_releases``): a release or expiry that
+  could not reach Ironic, a claim whose answer was lost. Each is cleared
+  once Ironic is back, if Ironic still shows that instance on that node,
+  nothing was deployed, and no live reservation holds the pair again.
+* Reservations the synced inventory contradicts, re-read in Ironic one
+  by one: a node gone from Ironic, another instance on our node, or (we
+  claimed it, or Nova deployed it) no instance at all. A ``reserved``
+  reservation is repaired (claimed again, or ended and its node left for
+  a sync); an ``active`` one belongs to a deployed instance and is only
+  reported. Every disagreement is logged, at every pass, until it is
+  gone.
+"""
+
+from oslo_log import log
+from oslo_utils import timeutils
+
+from reserveapi import reservations
+from reserveapi.common import exception
+from reserveapi.common import states
+import reserveapi.conf
+from reserveapi.db import inventory as db_inventory
+from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import ironic
+from reserveapi.inventory import sync as inventory_sync
+
+LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
+
+PER_PASS = 500
+"""Releases, and disagreements, handled by one pass at most."""
+
+
+def reconcile():
+    """One pass; returns counts of what was done.
+
+    Ironic unreachable ends the pass early (noted, logged once per
+    outage); the next pass carries on.
+    """
+    counts = {'released': 0, 'repaired': 0, 'reported': 0}
+    if CONF.inventory.source != ironic.NAME:
+        return counts
+    source = inventory_sync.ironic_source()
+    try:
+        counts['released'] = _clear_releases(source)
+        last = inventory_sync.last_sync()
+        if last is not None:
+            _check_reservations(source, last.synced_at, counts)
+    except exception.IronicUnavailable as error:
+        inventory_sync.note_outage(error)
+    if any(counts.values()):
+        LOG.info('Ironic reconcile: %s', ', '.join(
+            '%s %d' % item for item in sorted(counts.items())))
+    return counts
+
+
+def _clear_releases(source):
+    cleared = 0
+    for release in db_inventory.due_ironic_releases(PER_PASS):
+        pair = (release.node_uuid, release.instance_uuid)
+        if db_inventory.holds_live(*pair):
+            # Claimed again since (a retried request): ours to keep.
+            db_inventory.finish_ironic_release(*pair)
+            continue
+        try:
+            reservations.clear_in_ironic(source, *pair)
+        except exception.IronicUnavailable as error:
+            # Due again at the next pass: the interval spaces attempts.
+            db_inventory.postpone_ironic_release(
+                release.id, error.detail, timeutils.utcnow())
+            raise
+        cleared += 1
+    return cleared
+
+
+def _check_reservations(source, synced_at, counts):
+    """Re-read each node the last sync says we disagree on, then act."""
+    for reservation, _instance, _vanished in (
+            db_reservations.list_disagreements(
+                synced_at, CONF.ironic.claim_nodes, PER_PASS)):
+        page = source.get_node(reservation.node_uuid)
+        inventory_sync.write(page)
+        node = page.nodes[0] if page.nodes else None
+        if node is not None and node['instance_uuid'] == (
+                reservation.instance_uuid):
+            continue  # the sync was behind; Ironic agrees
+        if reservation.state == states.ACTIVE:
+            _report(reservation, node)
+            counts['reported'] += 1
+        else:
+            _repair(source, reservation, node)
+            counts['repaired'] += 1
+
+
+def _report(reservation, node):
+    LOG.error('Reservation %s (active) holds node %s for instance %s, but '
+              'Ironic %s. Left for an operator: the instance was deployed.',
+              reservation.uuid, reservation.node_uuid,
+              reservation.instance_uuid, _what_ironic_says(node))
+
+
+def _repair(source, reservation, node):
+    """Claim the node again if Ironic left it free; otherwise end the
+    reservation (its host gets 404 and reserves again)."""
+    if (node is not None and node['instance_uuid'] is None
+            and CONF.ironic.claim_nodes):
+        try:
+            source.claim(reservation.node_uuid, reservation.instance_uuid,
+                         {})
+        except ironic.NodeTaken as error:
+            reason = 'Ironic refused to claim it again: %s' % error
+        else:
+            LOG.warning('Reservation %s: node %s had lost its claim for '
+                        'instance %s in Ironic; claimed it again.',
+                        reservation.uuid, reservation.node_uuid,
+                        reservation.instance_uuid)
+            return
+    else:
+        reason = 'Ironic %s' % _what_ironic_says(node)
+    db_reservations.delete_reservation(reservation.uuid, stale=True)
+    LOG.error('Ended reservation %s of instance %s on host %s: it held '
+              'node %s, but %s.', reservation.uuid,
+              reservation.instance_uuid, reservation.host,
+              reservation.node_uuid, reason)
+
+
+def _what_ironic_says(node):
+    if node is None:
+        return 'no longer has that node'
+    if node['instance_uuid'] is None:
+        return 'shows no instance on it (%s)' % node['provision_state']
+    return 'shows instance %s on it (%s)' % (node['instance_uuid'],
+                                             node['provision_state'])

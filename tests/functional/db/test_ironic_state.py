@@ -1,0 +1,290 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The database side of the Ironic source, on every backend: writing
+pages of nodes, removing what a full pass did not see, stale nodes, the
+sync state every process shares, and claims left to clear in Ironic.
+
+tests/ironic drives the same functions from a real Ironic; here each is
+pinned on SQLite, PostgreSQL and MariaDB.
+"""
+
+import datetime
+import uuid
+
+from oslo_utils import timeutils
+
+from reserveapi.common import exception
+from reserveapi.db import inventory as db_inventory
+from reserveapi.db import node_sync
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import sync as inventory_sync
+from tests.functional import base
+
+
+def node(name, **changes):
+    """A normalized node, as both sources produce it."""
+    result = {
+        'uuid': str(uuid.uuid5(uuid.NAMESPACE_DNS, name)), 'name': name,
+        'resource_class': 'CUSTOM_GOLD', 'memory_mb': 4096, 'cpus': 4,
+        'local_gb': 100, 'cpu_arch': 'x86_64',
+        'capabilities': {'boot_mode': 'uefi'}, 'traits': ['CUSTOM_A'],
+        'provision_state': 'available', 'power_state': 'power off',
+        'maintenance': False, 'retired': False, 'instance_uuid': None,
+        'conductor_group': None, 'shard': None, 'owner': None,
+        'lessee': None}
+    result.update(changes)
+    return result
+
+
+def upsert(nodes, read_at=None):
+    return node_sync.upsert_nodes(
+        nodes, {n['uuid']: inventory_sync.fingerprint(n) for n in nodes},
+        read_at or timeutils.utcnow())
+
+
+class DBStateTestCase(base.DBTestCase):
+    scenarios = base.EVERY_BACKEND
+
+    def get(self, name):
+        return db_nodes.get_node(name)
+
+    def reserve(self, name, instance=None):
+        return db_reservations.create_reservation(
+            {'uuid': str(uuid.uuid4()),
+             'instance_uuid': instance or str(uuid.uuid4()),
+             'host': 'compute-1', 'project_id': None}, self.get(name))
+
+
+class TestPages(DBStateTestCase):
+
+    def test_pages_add_update_and_leave_unchanged_nodes_alone(self):
+        self.assertEqual({'added': 2, 'updated': 0, 'unchanged': 0,
+                          'refreshed': 0},
+                         upsert([node('n1'), node('n2')]))
+        first = self.get('n1')
+
+        counts = upsert([node('n1'), node('n2', traits=['CUSTOM_B'],
+                                          shard='s1', maintenance=True)])
+
+        self.assertEqual({'added': 0, 'updated': 1, 'unchanged': 1,
+                          'refreshed': 0}, counts)
+        self.assertEqual(first, self.get('n1'))
+        changed = self.get('n2')
+        self.assertEqual((frozenset({'CUSTOM_B'}), 's1', True), (
+            changed.traits, changed.shard, changed.maintenance))
+        self.assertEqual({'boot_mode': 'uefi'}, changed.capabilities)
+
+    def test_a_page_of_thousands_in_chunks(self):
+        nodes = [node('bulk-%d' % i, shard='s%d' % (i % 3))
+                 for i in range(2500)]
+        self.assertEqual(2500, upsert(nodes)['added'])
+        nodes[1700]['maintenance'] = True
+        self.assertEqual({'added': 0, 'updated': 1, 'unchanged': 2499,
+                          'refreshed': 0}, upsert(nodes))
+        self.assertEqual(2500, db_nodes.count_nodes())
+        self.assertEqual(833, len(db_nodes.list_nodes({'shard': 's1'})))
+
+    def test_remove_missing_drops_free_nodes_and_flags_reserved_ones(self):
+        upsert([node('keep'), node('free'), node('held')])
+        self.reserve('held')
+
+        self.assertEqual({'removed': 1, 'flagged': 1},
+                         node_sync.remove_missing({node('keep')['uuid']}))
+
+        self.assertEqual(['held', 'keep'], sorted(
+            record.name for record in db_nodes.list_nodes()))
+        self.assertTrue(self.get('held').vanished)
+        # Listed again: no longer vanished.
+        upsert([node('held')])
+        self.assertFalse(self.get('held').vanished)
+
+
+class TestStaleNodes(DBStateTestCase):
+
+    def setUp(self):
+        super().setUp()
+        upsert([node('n1'), node('n2')])
+
+    def candidates(self):
+        return {record.name for record in db_nodes.list_nodes()
+                if record.stale_since is None}
+
+    def test_a_release_leaves_the_node_stale_until_read_again(self):
+        reservation = self.reserve('n1')
+        before_release = timeutils.utcnow()
+
+        db_reservations.delete_reservation(reservation.uuid, stale=True)
+
+        self.assertEqual({'n2'}, self.candidates())
+        self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
+        # A read that started before the release says nothing new.
+        self.assertEqual(0, upsert([node('n1')], before_release)['refreshed'])
+        self.assertEqual({'n2'}, self.candidates())
+        self.assertEqual(1, upsert([node('n1')])['refreshed'])
+        self.assertEqual({'n1', 'n2'}, self.candidates())
+        self.assertEqual([], db_nodes.list_stale(10))
+
+    def test_a_stale_node_cannot_be_reserved(self):
+        # Read as a candidate before it went stale, claimed after.
+        candidate = self.get('n1')
+        reservation = self.reserve('n1')
+        undone = db_reservations.undo_reservation(reservation.uuid,
+                                                  stale=True)
+        self.assertEqual(reservation.uuid, undone.uuid)
+
+        self.assertRaises(
+            exception.NodeAlreadyReserved, db_reservations.create_reservation,
+            {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
+             'host': 'compute-1', 'project_id': None}, candidate)
+        # Undoing what is already gone is fine.
+        self.assertIsNone(db_reservations.undo_reservation(reservation.uuid))
+
+    def test_a_file_sync_reads_everything_again(self):
+        db_reservations.delete_reservation(self.reserve('n1').uuid,
+                                           stale=True)
+        nodes = [node('n1'), node('n2')]
+        node_sync.sync_nodes(nodes, {
+            n['uuid']: inventory_sync.fingerprint(n) for n in nodes})
+        self.assertEqual({'n1', 'n2'}, self.candidates())
+
+
+class TestSyncState(DBStateTestCase):
+
+    def test_one_row_per_source_records_each_pass(self):
+        self.assertIsNone(db_inventory.get_inventory_sync('ironic'))
+        started = timeutils.utcnow()
+        watermark = datetime.datetime(2030, 1, 1)
+        db_inventory.record_inventory_sync('ironic', 7, started,
+                                           watermark=watermark,
+                                           location='http://ironic')
+        later = started + datetime.timedelta(minutes=1)
+        db_inventory.record_inventory_sync('ironic', 8, later, full=False)
+
+        state = db_inventory.get_inventory_sync('ironic')
+        self.assertEqual(
+            ('ironic', later, 8, started, watermark, 'http://ironic'),
+            (state.source, state.synced_at, state.nodes,
+             state.full_synced_at, state.watermark, state.location))
+
+    def test_an_outage_is_noted_once_and_ended_by_a_sync(self):
+        self.assertTrue(db_inventory.note_outage('ironic', 'refused'))
+        self.assertFalse(db_inventory.note_outage('ironic', 'again'))
+        state = db_inventory.get_inventory_sync('ironic')
+        self.assertIsNotNone(state.outage_since)
+        self.assertIsNone(state.synced_at)
+        self.assertEqual('refused', state.last_error)
+
+        began = db_inventory.record_inventory_sync('ironic', 1)
+
+        self.assertEqual(state.outage_since, began)
+        state = db_inventory.get_inventory_sync('ironic')
+        self.assertEqual((None, None), (state.outage_since,
+                                        state.last_error))
+        self.assertIsNone(db_inventory.record_inventory_sync('ironic', 1))
+
+    def test_one_lease_holder_at_a_time(self):
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'w1', 60))
+        self.assertFalse(db_inventory.take_sync_lease('ironic', 'w2', 60))
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'w1', 60))
+        db_inventory.drop_sync_lease('ironic', 'w2')  # not its lease
+        self.assertFalse(db_inventory.take_sync_lease('ironic', 'w2', 60))
+        db_inventory.drop_sync_lease('ironic', 'w1')
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'w2', 60))
+        # An expired lease is anybody's.
+        later = timeutils.utcnow() + datetime.timedelta(seconds=61)
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'w3', 60,
+                                                     now=later))
+
+
+class TestIronicReleases(DBStateTestCase):
+
+    def test_a_release_in_ironic_is_noted_with_the_deletion(self):
+        upsert([node('n1')])
+        instance = str(uuid.uuid4())
+        reservation = self.reserve('n1', instance)
+        self.assertTrue(db_inventory.holds_live(node('n1')['uuid'],
+                                                instance))
+
+        released = db_reservations.delete_reservation(
+            reservation.uuid, release_in_ironic=True)
+
+        self.assertEqual((node('n1')['uuid'], instance),
+                         (released.node_uuid, released.instance_uuid))
+        self.assertFalse(db_inventory.holds_live(node('n1')['uuid'],
+                                                 instance))
+        due, = db_inventory.due_ironic_releases(10)
+        self.assertEqual((node('n1')['uuid'], instance, 0),
+                         (due.node_uuid, due.instance_uuid, due.attempts))
+
+    def test_postponed_then_finished(self):
+        upsert([node('n1')])
+        db_reservations.undo_reservation(
+            self.reserve('n1').uuid, release_in_ironic=True)
+        due, = db_inventory.due_ironic_releases(10)
+        later = timeutils.utcnow() + datetime.timedelta(minutes=5)
+
+        db_inventory.postpone_ironic_release(due.id, 'refused', later)
+
+        self.assertEqual([], db_inventory.due_ironic_releases(10))
+        again, = db_inventory.due_ironic_releases(10, now=later)
+        self.assertEqual((1, 'refused'), (again.attempts, again.last_error))
+        db_inventory.finish_ironic_release(again.node_uuid,
+                                           again.instance_uuid)
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_expiry_notes_releases_and_stales_nodes(self):
+        upsert([node('n1'), node('n2')])
+        old = self.reserve('n1')
+        cutoff = timeutils.utcnow()
+        self.reserve('n2')
+
+        expired = db_reservations.expire_reservations(
+            cutoff, stale=True, release_in_ironic=True)
+
+        self.assertEqual(1, expired)
+        self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
+        due, = db_inventory.due_ironic_releases(10)
+        self.assertEqual((old.node_uuid, old.instance_uuid),
+                         (due.node_uuid, due.instance_uuid))
+
+
+class TestDisagreements(DBStateTestCase):
+
+    def test_what_the_synced_inventory_contradicts(self):
+        ours, theirs = str(uuid.uuid4()), str(uuid.uuid4())
+        upsert([node(name) for name in ('agree', 'unclaimed', 'taken',
+                                        'gone', 'young')])
+        reservations = {name: self.reserve(name, ours if name == 'agree'
+                                           else None)
+                        for name in ('agree', 'unclaimed', 'taken', 'gone')}
+        cutoff = timeutils.utcnow()
+        self.reserve('young')
+        upsert([node('agree', instance_uuid=ours),
+                node('taken', instance_uuid=theirs)])
+        node_sync.remove_missing({node(name)['uuid'] for name in (
+            'agree', 'unclaimed', 'taken', 'young')})
+
+        found = db_reservations.list_disagreements(cutoff, True, 10)
+        without_claims = db_reservations.list_disagreements(cutoff, False,
+                                                            10)
+
+        self.assertEqual(
+            {reservations['unclaimed'].uuid: (None, False),
+             reservations['taken'].uuid: (theirs, False),
+             reservations['gone'].uuid: (None, True)},
+            {record.uuid: (instance, vanished)
+             for record, instance, vanished in found})
+        self.assertEqual(
+            {reservations['taken'].uuid, reservations['gone'].uuid},
+            {record.uuid for record, _i, _v in without_claims})

@@ -1,0 +1,337 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Ironic as the inventory, end to end: the real API (on SQLite), the
+real sync and worker, the real Ironic.
+
+Nodes are seeded straight into Ironic's database unless the API path is
+what is tested; seeded nodes are ``available`` and powered off.
+"""
+
+import datetime
+import json
+import logging
+import sqlite3
+import uuid as uuidlib
+
+import fixtures
+
+from reserveapi.db import inventory as db_inventory
+from reserveapi.inventory import sync as inventory_sync
+from tests import examples
+from tests.ironic import base
+
+V1_1 = {'OpenStack-API-Version': 'reservation 1.1'}
+EXPECTED_INSTANCE_INFO = {
+    'capabilities': json.dumps({'boot_mode': 'uefi'}),
+    'traits': ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'],
+}
+"""What Nova's patcher writes for the example request spec."""
+
+
+class InventoryTestCase(base.IronicAPITestCase):
+
+    def get_nodes(self, query=''):
+        response = self.request('GET', '/v1/nodes' + query,
+                                headers=dict(self.admin_headers, **V1_1))
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json
+
+    def nodes_by_uuid(self):
+        return {node['uuid']: node for node in self.get_nodes()['nodes']}
+
+    def reserve(self, instance=None, status=None, **fields):
+        body = {'instance_uuid': instance or str(uuidlib.uuid4()),
+                'host': 'compute-1', 'request_spec': examples.REQUEST_SPEC}
+        body.update(fields)
+        response = self.request('POST', '/v1/reservations', body,
+                                headers=dict(self.admin_headers, **V1_1))
+        if status is not None:
+            self.assertEqual(status, response.status_int, response.text)
+        return response
+
+    def release(self, reservation):
+        response = self.request('DELETE',
+                                '/v1/reservations/' + reservation['uuid'])
+        self.assertEqual(204, response.status_int, response.text)
+
+    def live_reservations(self):
+        return [r for r in self.request('GET', '/v1/reservations').json[
+            'reservations'] if r['state'] != 'expired']
+
+
+class TestSync(InventoryTestCase):
+
+    def test_a_full_sync_of_every_node_in_every_state(self):
+        self.config(page_size=100, group='ironic')
+        states = ('available', 'enroll', 'manageable', 'active', 'cleaning',
+                  'deploy failed', 'error', 'inspect wait')
+        uuids = self.seed(
+            240, provision_state=lambda i: states[i % len(states)],
+            properties=lambda i: dict(base.GOLD['properties'], **(
+                {'memory_mb': '8192', 'cpus': '8', 'local_gb': '100'}
+                if i % 2 else {})),
+            traits=lambda i: ['HW_CPU_X86_AVX2', 'CUSTOM_RAID'],
+            instance_uuid=lambda i: (str(uuidlib.uuid4())
+                                     if states[i % len(states)] == 'active'
+                                     else None),
+            shard=lambda i: 'shard-%d' % (i % 3))
+
+        stdout = self.sync_nodes()
+
+        self.assertIn('Nodes: 240 added', stdout)
+        listed = self.nodes_by_uuid()
+        self.assertEqual(set(uuids), set(listed))
+        self.assertEqual(set(states), {n['provision_state']
+                                       for n in listed.values()})
+        node = listed[uuids[1]]
+        self.assertEqual(
+            ('CUSTOM_BAREMETAL_GOLD', 8192, 8, 100,
+             {'boot_mode': 'uefi', 'has_gpu': 'true',
+              'supports_uefi': 'true'},
+             ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'], 'shard-1', None),
+            tuple(node[key] for key in (
+                'resource_class', 'memory_mb', 'cpus', 'local_gb',
+                'capabilities', 'traits', 'shard', 'conductor_group')))
+        inventory = self.get_nodes('?limit=1')['inventory']
+        self.assertEqual(('ironic', self.ironic.endpoint, None), (
+            inventory['source'], inventory['location'],
+            inventory['unreachable_since']))
+        self.assertEqual(inventory['synced_at'], inventory['full_synced_at'])
+        self.assertIn('Nodes: 0 added, 0 updated, 240 unchanged',
+                      self.sync_nodes())
+
+    def test_the_worker_picks_up_changes_and_deletions(self):
+        traits, maintenance, taken, capabilities, deleted, quiet = (
+            self.seed(6))
+        self.sync_nodes()
+        self.ironic.set_traits(traits, ['CUSTOM_RAID', 'CUSTOM_NEW'])
+        self.ironic.update_node(maintenance, maintenance=True)
+        other = str(uuidlib.uuid4())
+        self.ironic.update_node(taken, instance_uuid=other)
+        self.ironic.update_node(capabilities, properties=dict(
+            base.GOLD['properties'], capabilities='boot_mode:bios'))
+        self.ironic.request('DELETE', '/v1/nodes/%s' % deleted,
+                            expected=(204,))
+        # Created through the API: no updated_at until it changes.
+        created = self.ironic.create_node(
+            name='brand-new', resource_class=base.GOLD['resource_class'],
+            properties=base.GOLD['properties'])
+        self.assertIsNone(created['updated_at'])
+
+        self.assertEqual(0, self.run_worker_once())
+
+        nodes = self.nodes_by_uuid()
+        self.assertEqual(['CUSTOM_NEW', 'CUSTOM_RAID'],
+                         nodes[traits]['traits'])
+        self.assertTrue(nodes[maintenance]['maintenance'])
+        self.assertEqual(other, nodes[taken]['instance_uuid'])
+        self.assertEqual({'boot_mode': 'bios'},
+                         nodes[capabilities]['capabilities'])
+        self.assertEqual('enroll', nodes[created['uuid']]['provision_state'])
+        # Deletions come with a full pass: sync-nodes, or the worker's
+        # when [inventory] full_sync_interval has passed.
+        self.assertIn(deleted, nodes)
+        self.config(full_sync_interval=0, group='inventory')
+        self.assertEqual(0, self.run_worker_once())
+        self.assertNotIn(deleted, self.nodes_by_uuid())
+        self.assertIn(quiet, self.nodes_by_uuid())
+
+    def test_a_quiet_incremental_pass_reads_only_the_newest(self):
+        old = datetime.datetime(2020, 1, 1)
+        self.seed(300, created_at=old, updated_at=lambda i: (
+            old + datetime.timedelta(minutes=2 * i)))
+        self.sync_nodes()
+        since = self.ironic.log_position()
+
+        self.assertEqual(0, self.run_worker_once())
+
+        requests = [line for line in self.ironic.read_log(since).splitlines()
+                    if 'GET /v1/nodes' in line]
+        self.assertEqual(2, len(requests), requests)
+        self.assertTrue(all('limit=50' in line for line in requests))
+
+    def test_only_the_configured_partition(self):
+        self.seed(9, shard=lambda i: 'shard-%d' % (i % 3),
+                  conductor_group=lambda i: ('', 'rack-a', 'rack-b')[i // 3])
+        self.config(shard='shard-1', conductor_group='rack-a',
+                    group='ironic')
+        self.sync_nodes()
+        listed = self.get_nodes()['nodes']
+        self.assertEqual([('rack-a', 'shard-1')], [
+            (node['conductor_group'], node['shard']) for node in listed])
+
+
+class TestClaims(InventoryTestCase):
+
+    def test_a_reservation_claims_the_node_as_nova_would(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        instance = str(uuidlib.uuid4())
+
+        created = self.reserve(instance, status=201).json
+        again = self.reserve(instance, status=200).json
+
+        self.assertEqual(created, again)
+        self.assertEqual(node, created['node_uuid'])
+        in_ironic = self.ironic.get_node(node)
+        self.assertEqual((instance, EXPECTED_INSTANCE_INFO), (
+            in_ironic['instance_uuid'], in_ironic['instance_info']))
+
+        self.release(created)
+
+        in_ironic = self.ironic.get_node(node)
+        self.assertEqual((None, {}), (in_ironic['instance_uuid'],
+                                      in_ironic['instance_info']))
+        # Ironic's answer to the release was a fresh read: no sync needed
+        # to give the node out again.
+        self.assertIsNone(self.nodes_by_uuid()[node]['stale_since'])
+        self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
+
+    def test_a_node_claimed_behind_our_back_is_never_given(self):
+        uuids = self.seed(4)
+        self.sync_nodes()
+        other = str(uuidlib.uuid4())
+        self.ironic.update_node(uuids[0], instance_uuid=other)
+        self.ironic.set_provision_state(uuids[1], 'manage')
+        self.ironic.wait_for([uuids[1]], provision_state='manageable')
+
+        answers = [self.reserve() for _ in range(4)]
+
+        self.assertEqual([201, 201, 409, 409],
+                         sorted(a.status_int for a in answers))
+        given = {a.json['node_uuid'] for a in answers if a.status_int == 201}
+        self.assertEqual(set(uuids[2:]), given)
+        self.assertEqual(other, self.ironic.get_node(uuids[0])[
+            'instance_uuid'])
+        manageable = self.ironic.get_node(uuids[1])
+        self.assertEqual((None, {}), (manageable['instance_uuid'],
+                                      manageable['instance_info']))
+        nodes = self.nodes_by_uuid()
+        self.assertIsNotNone(nodes[uuids[0]]['stale_since'])
+        # A sync reads them again: no longer stale, still not eligible.
+        self.run_worker_once()
+        nodes = self.nodes_by_uuid()
+        self.assertEqual((None, other), (nodes[uuids[0]]['stale_since'],
+                                         nodes[uuids[0]]['instance_uuid']))
+        self.assertEqual(2, len(self.live_reservations()))
+
+    def test_a_released_node_is_not_given_while_cleaning(self):
+        node, = self.seed(1, automated_clean=True)
+        self.sync_nodes()
+        reservation = self.reserve(status=201).json
+        self.ironic.deploy(node, reservation['instance_uuid'])
+        self.ironic.set_provision_state(node, 'deleted')
+        self.ironic.wait_for([node], provision_state='cleaning',
+                             settled=False, timeout=10)
+
+        self.release(reservation)
+
+        refused = self.reserve(status=409).json['errors'][0]['detail']
+        self.assertIn('1 not available', refused)
+        self.ironic.wait_for([node], provision_state='available')
+        self.run_worker_once()
+        self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
+
+    def test_partitions_in_the_request(self):
+        # Ironic refuses claims in a conductor group no conductor serves,
+        # so nodes differ by shard here (the sync's own conductor_group
+        # option is TestSync's).
+        shard_0, shard_1 = self.seed(2, shard=lambda i: 'shard-%d' % i)
+        self.sync_nodes()
+        refused = self.reserve(status=409, conductor_group='rack-a').json
+        self.assertIn('2 in another partition',
+                      refused['errors'][0]['detail'])
+        self.assertEqual(shard_1, self.reserve(
+            status=201, conductor_group='', shard='shard-1').json[
+                'node_uuid'])
+        self.assertEqual(shard_0, self.reserve(
+            status=201, shard='shard-0').json['node_uuid'])
+
+
+class TestOutage(InventoryTestCase):
+
+    def test_ironic_down_then_back(self):
+        seeded = self.seed(2)
+        self.sync_nodes()
+        reservation = self.reserve(status=201).json
+        instance = reservation['instance_uuid']
+        held = reservation['node_uuid']
+        spare, = set(seeded) - {held}
+        logs = self.useFixture(fixtures.FakeLogger(level=logging.ERROR))
+        self.ironic.stop()
+
+        refused = self.reserve(status=503).json['errors'][0]
+        self.assertEqual('reserveapi.ironic_unavailable', refused['code'])
+        self.assertEqual([reservation['uuid']],
+                         [r['uuid'] for r in self.live_reservations()])
+        self.release(reservation)        # 204: Ironic is cleared later
+        for _ in range(2):
+            self.run_worker_once()
+        listed = self.get_nodes()
+        self.assertEqual(2, len(listed['nodes']))
+        self.assertIsNotNone(listed['inventory']['unreachable_since'])
+        self.assertIn('Ironic is unavailable',
+                      listed['inventory']['last_error'])
+        self.assertEqual(1, logs.output.count('Ironic is unreachable'))
+        self.assertEqual(instance, self.ironic_node_instance(held))
+
+        self.ironic.start()
+        # Reservations work again at once; the worker clears the claim
+        # the release could not, and notes that Ironic is back.
+        self.assertEqual(spare, self.reserve(status=201).json['node_uuid'])
+        self.assertEqual(0, self.run_worker_once())
+        self.assertIsNone(self.ironic.get_node(held)['instance_uuid'])
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertIsNone(self.get_nodes()['inventory']['unreachable_since'])
+
+    def ironic_node_instance(self, node):
+        """Straight from Ironic's database: Ironic is down."""
+        conn = sqlite3.connect(self.ironic.db_path)
+        try:
+            return conn.execute('SELECT instance_uuid FROM nodes WHERE '
+                                'uuid = ?', (node,)).fetchone()[0]
+        finally:
+            conn.close()
+
+
+class TestReconcile(InventoryTestCase):
+
+    def test_disagreements_are_repaired_and_logged(self):
+        lost, taken, gone = self.seed(3)
+        self.sync_nodes()
+        reservations = {}
+        for node in (lost, taken, gone):
+            reservation = self.reserve(status=201, candidate_nodes=[node])
+            reservations[node] = reservation.json
+        # Behind our back: a claim cleared, a claim replaced, a node gone.
+        self.ironic.update_node(lost, instance_uuid=None)
+        other = str(uuidlib.uuid4())
+        self.ironic.update_node(taken, instance_uuid=None)
+        self.ironic.update_node(taken, instance_uuid=other)
+        self.ironic.update_node(gone, instance_uuid=None)
+        self.ironic.request('DELETE', '/v1/nodes/%s' % gone,
+                            expected=(204,))
+        inventory_sync.sync(full=True)
+        logs = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+
+        self.assertEqual(0, self.run_worker_once())
+
+        self.assertEqual(reservations[lost]['instance_uuid'],
+                         self.ironic.get_node(lost)['instance_uuid'])
+        self.assertEqual([reservations[lost]['uuid']],
+                         [r['uuid'] for r in self.live_reservations()])
+        self.assertIn('claimed it again', logs.output)
+        for node in (taken, gone):
+            self.assertIn('Ended reservation %s' % reservations[node]['uuid'],
+                          logs.output)
+        self.assertEqual(other, self.ironic.get_node(taken)['instance_uuid'])
