@@ -98,31 +98,41 @@ def upsert_nodes(nodes, fingerprints, read_at, now=None):
     Nothing is removed here (see ``remove_missing``). A node marked stale
     before ``read_at`` is what was just read again: the mark goes. Returns
     counts of ``added``, ``updated``, ``unchanged`` and ``refreshed``
-    (stale marks cleared).
+    (stale marks cleared). A page where nothing changed is only read: no
+    write transaction, no commit to wait for.
 
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    with base.writer() as session:
-        existing = {}
-        for uuids in base.chunks([node['uuid'] for node in nodes]):
-            existing.update((row.uuid, row) for row in session.execute(
-                sa.select(*_DIFF_COLUMNS).where(
-                    models.Node.uuid.in_(uuids))))
-        plan = _diff(existing, nodes, fingerprints)
-        refreshed = [row.id for row in existing.values()
-                     if row.stale_since is not None
-                     and row.stale_since < read_at]
-        _update(session, plan.updated, fingerprints, now)
-        added_ids = _add(session, plan.added, fingerprints, now)
-        _clear_stale(session, refreshed, read_at)
-        db_nodes.refresh_flags(session, sorted(
-            set(refreshed) | set(added_ids)
-            | {node_id for node_id, _node in plan.updated}))
+    with base.reader() as session:
+        plan, refreshed = _page_plan(session, nodes, fingerprints, read_at)
+    if plan.updated or plan.added or refreshed:
+        with base.writer() as session:
+            # Read again under the write lock: the plan must be current.
+            plan, refreshed = _page_plan(session, nodes, fingerprints,
+                                         read_at)
+            _update(session, plan.updated, fingerprints, now)
+            added_ids = _add(session, plan.added, fingerprints, now)
+            _clear_stale(session, refreshed, read_at)
+            db_nodes.refresh_flags(session, sorted(
+                set(refreshed) | set(added_ids)
+                | {node_id for node_id, _node in plan.updated}))
     counts = plan.counts()
     del counts['removed'], counts['flagged']
     counts['refreshed'] = len(refreshed)
     return counts
+
+
+def _page_plan(session, nodes, fingerprints, read_at):
+    """What writing a page changes, and which stale marks it clears."""
+    existing = {}
+    for uuids in base.chunks([node['uuid'] for node in nodes]):
+        existing.update((row.uuid, row) for row in session.execute(
+            sa.select(*_DIFF_COLUMNS).where(models.Node.uuid.in_(uuids))))
+    refreshed = [row.id for row in existing.values()
+                 if row.stale_since is not None
+                 and row.stale_since < read_at]
+    return _diff(existing, nodes, fingerprints), refreshed
 
 
 @base.retry_on_deadlock

@@ -182,11 +182,22 @@ def _take_lease(wait):
         time.sleep(LEASE_WAIT)
 
 
-def _renew_lease():
-    if not db_inventory.take_sync_lease(ironic.NAME, _HOLDER, LEASE_SECONDS):
-        # Another process took over (we stalled past the lease): stop
-        # before our older pages overwrite its newer ones.
-        raise SyncInProgress()
+class _Lease:
+    """Renews the sync lease during a long pass, a third of its time
+    after taking or renewing it: a write per page would cost a commit."""
+
+    def __init__(self):
+        self.renewed = time.monotonic()
+
+    def keep(self):
+        if time.monotonic() - self.renewed < LEASE_SECONDS / 3:
+            return
+        if not db_inventory.take_sync_lease(ironic.NAME, _HOLDER,
+                                            LEASE_SECONDS):
+            # Another process took over (we stalled past the lease):
+            # stop before our older pages overwrite its newer ones.
+            raise SyncInProgress()
+        self.renewed = time.monotonic()
 
 
 def _full_pass_due(state):
@@ -203,11 +214,17 @@ def _full_pass(source):
     watermark = source.newest_change()
     counts = collections.Counter()
     seen = set()
-    for page in _prefetched(source.full_pages()):
-        counts.update(write(page))
+    lease = _Lease()
+    # Digests are taken in the reading thread too, while the last page
+    # is being written.
+    for page, fingerprints in _prefetched(
+            (page, _fingerprints(page.nodes))
+            for page in source.full_pages()):
+        counts.update(node_sync.upsert_nodes(page.nodes, fingerprints,
+                                             page.read_at))
         seen.update(node['uuid'] for node in page.nodes)
         seen.update(page.skipped)
-        _renew_lease()
+        lease.keep()
     counts.update(node_sync.remove_missing(seen))
     if node_sync.worth_analyzing(counts):
         node_sync.analyze()
