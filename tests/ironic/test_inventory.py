@@ -24,7 +24,9 @@ import sqlite3
 import uuid as uuidlib
 
 import fixtures
+from oslo_upgradecheck import upgradecheck
 
+from reserveapi.cmd import status
 from reserveapi.db import inventory as db_inventory
 from reserveapi.inventory import sync as inventory_sync
 from tests import examples
@@ -335,3 +337,29 @@ class TestReconcile(InventoryTestCase):
             self.assertIn('Ended reservation %s' % reservations[node]['uuid'],
                           logs.output)
         self.assertEqual(other, self.ironic.get_node(taken)['instance_uuid'])
+
+
+class TestStatus(InventoryTestCase):
+
+    def check(self, name):
+        result = getattr(status.Checks(), '_check_' + name)()
+        return result.code, result.details
+
+    def test_the_source_check_and_an_outage(self):
+        self.seed(2)
+        self.sync_nodes()
+        code, details = self.check('inventory_source')
+        self.assertEqual(upgradecheck.Code.SUCCESS, code, details)
+        self.assertIn('microversion 1.82', details)
+        self.assertEqual(upgradecheck.Code.SUCCESS,
+                         self.check('inventory_sync')[0])
+
+        self.ironic.stop()
+        self.run_worker_once()
+
+        code, details = self.check('inventory_source')
+        self.assertEqual(upgradecheck.Code.FAILURE, code)
+        self.assertIn('Cannot list Ironic nodes', details)
+        code, details = self.check('inventory_sync')
+        self.assertEqual(upgradecheck.Code.WARNING, code)
+        self.assertIn('unreachable since', details)
