@@ -107,7 +107,7 @@ class Inventory:
         self.rank = {key: {index: rank for rank, index in enumerate(order)}
                      for key, order in self.orders.items()}
 
-    def page(self, detail, params):
+    def page(self, detail, params, host):
         """The body of one page, or raise ValueError (a 400)."""
         unknown = set(params) - LIST_PARAMS
         if unknown:
@@ -135,8 +135,8 @@ class Inventory:
             query = dict(params, limit=limit,
                          marker=self.uuids[chosen[-1]])
             body += ', "next": %s' % json.dumps(
-                'http://fake/v1/nodes%s?%s' % (
-                    '/detail' if detail else '',
+                'http://%s/v1/nodes%s?%s' % (
+                    host, '/detail' if detail else '',
                     urllib.parse.urlencode(query)))
         return body + '}'
 
@@ -153,7 +153,8 @@ def handler_for(inventory):
             if path not in ('/v1/nodes', '/v1/nodes/detail'):
                 return self._answer(404, '{"error_message": "not found"}')
             try:
-                body = inventory.page(path.endswith('/detail'), params)
+                body = inventory.page(path.endswith('/detail'), params,
+                                      self.headers.get('Host', 'localhost'))
             except (ValueError, KeyError) as exc:
                 return self._answer(400, json.dumps(
                     {'error_message': str(exc)}))
