@@ -14,6 +14,7 @@
 
 import os
 
+from oslo_config import cfg
 from oslo_log import log
 
 from reserveapi import version
@@ -32,7 +33,15 @@ def prepare_service(argv=None, default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     log.setup(CONF, 'reserveapi')
-    # A value outside an option's choices fails here, at start-up, not
-    # at the first request that reads it.
-    CONF.inventory.source  # noqa: B018
+    _refuse_unknown_source()
     os.makedirs(CONF.state_path, exist_ok=True)
+
+
+def _refuse_unknown_source():
+    """A source we do not know stops the service at start-up, in one
+    line, rather than at the first request or sync that reads it."""
+    try:
+        CONF.inventory.source  # noqa: B018
+    except cfg.ConfigFileValueError as exc:
+        raise SystemExit('Invalid [inventory] source: %s'
+                         % str(exc).rpartition('is not valid: ')[2])

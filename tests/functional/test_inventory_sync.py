@@ -16,9 +16,12 @@ nodes are never dropped, and a broken document changes nothing.
 
 import json
 import os
+import subprocess
+import sys
 import uuid
 
 import fixtures
+import testtools
 
 from reserveapi.common import exception
 from reserveapi.inventory import sync as inventory_sync
@@ -228,3 +231,29 @@ class TestInventorySync(base.APITestCase):
         self.assertEqual(1, code)
         self.assertIn('missing.yaml', err)
         self.assertEqual(before, self.nodes())
+
+
+class TestUnsupportedSource(testtools.TestCase):
+
+    def test_an_unknown_source_stops_the_command_at_start(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        inventory_file = os.path.join(directory, 'nodes.yaml')
+        with open(inventory_file, 'w') as stream:
+            stream.write('nodes: []\n')
+        config_file = os.path.join(directory, 'reserveapi.conf')
+        with open(config_file, 'w') as stream:
+            stream.write('[DEFAULT]\nstate_path = %s\n[inventory]\n'
+                         'source = nova\nfile = %s\n'
+                         % (directory, inventory_file))
+        manage = os.path.join(os.path.dirname(sys.executable),
+                              'reserveapi-manage')
+
+        result = subprocess.run(
+            [manage, '--config-file', config_file, 'sync-nodes'],
+            capture_output=True, text=True, timeout=120)
+
+        self.assertEqual(1, result.returncode)
+        self.assertEqual("Invalid [inventory] source: Valid values are "
+                         "[file, ironic], but found 'nova'\n",
+                         result.stderr)
+        self.assertNotIn('Nodes:', result.stdout)

@@ -111,6 +111,10 @@ class TestSync(InventoryTestCase):
         self.assertEqual(inventory['synced_at'], inventory['full_synced_at'])
         self.assertIn('Nodes: 0 added, 0 updated, 240 unchanged',
                       self.sync_nodes())
+        # sync-nodes is always a full pass: a deletion in Ironic shows.
+        self.ironic.request('DELETE', '/v1/nodes/%s' % uuids[0],
+                            expected=(204,))
+        self.assertIn('239 unchanged, 1 removed', self.sync_nodes())
 
     def test_the_worker_picks_up_changes_and_deletions(self):
         traits, maintenance, taken, capabilities, deleted, quiet = (
@@ -198,6 +202,33 @@ class TestClaims(InventoryTestCase):
         # to give the node out again.
         self.assertIsNone(self.nodes_by_uuid()[node]['stale_since'])
         self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
+
+    def test_release_of_a_node_gone_from_ironic(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        reservation = self.reserve(status=201).json
+        self.ironic.update_node(node, instance_uuid=None)
+        self.ironic.request('DELETE', '/v1/nodes/%s' % node,
+                            expected=(204,))
+
+        self.release(reservation)
+
+        self.assertEqual([], self.live_reservations())
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_without_claims_reservations_come_from_the_inventory(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        self.config(claim_nodes=False, group='ironic')
+        self.ironic.stop()
+
+        reservation = self.reserve(status=201).json
+
+        self.assertEqual(node, reservation['node_uuid'])
+        self.ironic.start()
+        self.assertIsNone(self.ironic.get_node(node)['instance_uuid'])
+        self.release(reservation)
+        self.assertEqual(0, db_inventory.count_ironic_releases())
 
     def test_a_node_claimed_behind_our_back_is_never_given(self):
         uuids = self.seed(4)
