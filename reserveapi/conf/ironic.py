@@ -55,11 +55,12 @@ opts = [
                     'unreachable Ironic fails a reservation at once.'),
     cfg.IntOpt('api_retry_interval', default=2, min=0,
                help='Seconds between the retries of api_max_retries.'),
-    cfg.IntOpt('node_locked_retries', default=2, min=0,
+    cfg.IntOpt('node_locked_retries', default=1, min=0,
                help='Retries of a claim or release that Ironic refused '
                     'because a conductor holds the node\'s lock (a '
                     'NodeLocked 409, itself answered after Ironic\'s own '
-                    'retries). Any other 409 moves on at once.'),
+                    '[conductor] node_locked_retry_attempts, about 3 s). '
+                    'Any other 409 moves on at once.'),
     cfg.FloatOpt('node_locked_retry_interval', default=0.2, min=0,
                  help='Seconds before the first NodeLocked retry; doubled '
                       'for each further one.'),

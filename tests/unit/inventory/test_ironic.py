@@ -77,7 +77,8 @@ class SourceTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.config(auth_type='none', endpoint_override='http://ironic:6385',
-                    node_locked_retry_interval=0, group='ironic')
+                    node_locked_retries=2, node_locked_retry_interval=0,
+                    group='ironic')
         self.client_class = self.useFixture(fixtures.MockPatchObject(
             ironic.ironic_client, 'Client')).mock
         self.nodes = self.client_class.return_value.node
