@@ -12,8 +12,18 @@
 
 """The base of tests that use this process's real Ironic."""
 
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import fixtures
 from oslo_config import fixture as config_fixture
 from oslotest import base
+from testtools import content
 
 from reserveapi import conf
 from reserveapi.cmd import worker
@@ -88,3 +98,97 @@ class IronicAPITestCase(functional_base.APITestCase):
     def run_worker_once(self):
         """``reserveapi-worker --once``: every job, in this process."""
         return worker.run_once(worker.jobs())
+
+
+START_TIMEOUT = 60
+REQUEST_TIMEOUT = 60
+
+
+def _command(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class IronicServiceTestCase(IronicTestCase):
+    """reserveapi as operators run it: its console scripts and gunicorn,
+    in processes of their own, on a SQLite file, inventory from the
+    shared real Ironic.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.workdir = self.useFixture(fixtures.TempDir()).path
+        self.config_file = os.path.join(self.workdir, 'reserveapi.conf')
+        with open(self.config_file, 'w') as config:
+            config.write(
+                '[DEFAULT]\nstate_path = %(dir)s\n'
+                '[api]\nauth_strategy = noauth\n'
+                '[database]\nconnection = sqlite:///%(dir)s/api.sqlite\n'
+                '[inventory]\nsource = ironic\n'
+                '[ironic]\nauth_type = none\nendpoint_override = %(url)s\n'
+                'api_max_retries = 0\n'
+                % {'dir': self.workdir, 'url': self.ironic.endpoint})
+        self.run_command('reserveapi-dbsync', 'upgrade')
+
+    def run_command(self, name, *argv, expected=0):
+        """Run a console script; what it printed (stdout, then stderr),
+        once it exited ``expected``."""
+        result = subprocess.run(
+            [_command(name), '--config-file', self.config_file] + list(argv),
+            capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL)
+        self.assertEqual(expected, result.returncode,
+                         result.stdout + result.stderr)
+        return result.stdout + result.stderr
+
+    def start_api(self, workers=2, threads=4):
+        self.port = _free_port()
+        log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')
+        self.addCleanup(log.close)
+        self.addOnException(lambda exc_info: self.addDetail(
+            'gunicorn.log', content.text_content(open(log.name).read())))
+        server = subprocess.Popen(
+            [sys.executable, '-m', 'gunicorn', '--workers', str(workers),
+             '--threads', str(threads), '--bind', '127.0.0.1:%d' % self.port,
+             '--timeout', str(REQUEST_TIMEOUT),
+             'reserveapi.wsgi.api:application'],
+            env=dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file),
+            stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop_api, server)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                if self.call('GET', '/v1')[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        with open(log.name) as output:
+            self.fail('gunicorn did not serve: %s' % output.read()[-2000:])
+
+    @staticmethod
+    def stop_api(server):
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+    def call(self, method, path, body=None, headers=None):
+        """One request to the API: ``(status, parsed body)``."""
+        connection = http.client.HTTPConnection('127.0.0.1', self.port,
+                                                timeout=REQUEST_TIMEOUT)
+        try:
+            connection.request(
+                method, path, body=json.dumps(body) if body else None,
+                headers=dict({'Content-Type': 'application/json'},
+                             **(headers or {})))
+            response = connection.getresponse()
+            return response.status, json.loads(response.read() or b'null')
+        finally:
+            connection.close()

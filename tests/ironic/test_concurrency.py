@@ -16,104 +16,15 @@ undone without a 500 and never leaves a reservation Ironic does not hold.
 """
 
 import concurrent.futures
-import http.client
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
 import uuid as uuidlib
-
-import fixtures
-from testtools import content
 
 from tests import examples
 from tests.ironic import base
 
 CLIENTS = 8
-START_TIMEOUT = 60
-REQUEST_TIMEOUT = 60
 
 
-def _command(name):
-    return os.path.join(os.path.dirname(sys.executable), name)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-class TestConcurrentClaims(base.IronicTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.workdir = self.useFixture(fixtures.TempDir()).path
-        self.config_file = os.path.join(self.workdir, 'reserveapi.conf')
-        with open(self.config_file, 'w') as config:
-            config.write(
-                '[DEFAULT]\nstate_path = %(dir)s\n'
-                '[api]\nauth_strategy = noauth\n'
-                '[database]\nconnection = sqlite:///%(dir)s/api.sqlite\n'
-                '[inventory]\nsource = ironic\nsync_interval = 0\n'
-                '[ironic]\nauth_type = none\nendpoint_override = %(url)s\n'
-                'api_max_retries = 0\n'
-                % {'dir': self.workdir, 'url': self.ironic.endpoint})
-        self.run_command('reserveapi-dbsync', 'upgrade')
-
-    def run_command(self, name, *argv):
-        result = subprocess.run(
-            [_command(name), '--config-file', self.config_file] + list(argv),
-            capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, result.returncode, result.stderr)
-        return result.stdout
-
-    def start_api(self):
-        self.port = _free_port()
-        log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')
-        self.addCleanup(log.close)
-        self.addOnException(lambda exc_info: self.addDetail(
-            'gunicorn.log', content.text_content(open(log.name).read())))
-        server = subprocess.Popen(
-            [sys.executable, '-m', 'gunicorn', '--workers', '2',
-             '--threads', '4', '--bind', '127.0.0.1:%d' % self.port,
-             '--timeout', str(REQUEST_TIMEOUT),
-             'reserveapi.wsgi.api:application'],
-            env=dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file),
-            stdout=log, stderr=subprocess.STDOUT)
-        self.addCleanup(self.stop_api, server)
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                if self.call('GET', '/v1')[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.2)
-        with open(log.name) as output:
-            self.fail('gunicorn did not serve: %s' % output.read()[-2000:])
-
-    @staticmethod
-    def stop_api(server):
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-    def call(self, method, path, body=None):
-        connection = http.client.HTTPConnection('127.0.0.1', self.port,
-                                                timeout=REQUEST_TIMEOUT)
-        try:
-            connection.request(
-                method, path, body=json.dumps(body) if body else None,
-                headers={'Content-Type': 'application/json'})
-            response = connection.getresponse()
-            return response.status, json.loads(response.read() or b'null')
-        finally:
-            connection.close()
+class TestConcurrentClaims(base.IronicServiceTestCase):
 
     def reserve_concurrently(self, count):
         """``count`` POSTs from CLIENTS threads: [(instance, status,
