@@ -258,6 +258,31 @@ class TestClaims(InventoryTestCase):
                                          nodes[uuids[0]]['instance_uuid']))
         self.assertEqual(2, len(self.live_reservations()))
 
+    def test_a_locked_node_is_retried_then_passed_over(self):
+        # Another conductor holds the lock of the best fitting node:
+        # Ironic answers NodeLocked (after its own retries), which is
+        # retried [ironic] node_locked_retries times, then the next
+        # candidate is claimed in the same request.
+        self.config(subset_size=1, group='matcher')
+        bigger = dict(base.GOLD['properties'], memory_mb=16384, cpus=16,
+                      local_gb=200)
+        locked, free = self.seed(
+            2, reservation=lambda i: 'another-conductor' if i == 0 else None,
+            properties=lambda i: bigger if i else base.GOLD['properties'])
+        self.sync_nodes()
+        since = self.ironic.log_position()
+
+        reservation = self.reserve(status=201).json
+
+        self.assertEqual(free, reservation['node_uuid'])
+        self.assertEqual(
+            2, self.ironic.read_log(since).count('PATCH /v1/nodes/%s'
+                                                 % locked))
+        in_ironic = self.ironic.get_node(locked)
+        self.assertEqual((None, {}), (in_ironic['instance_uuid'],
+                                      in_ironic['instance_info']))
+        self.assertIsNotNone(self.nodes_by_uuid()[locked]['stale_since'])
+
     def test_a_released_node_is_not_given_while_cleaning(self):
         node, = self.seed(1, automated_clean=True)
         self.sync_nodes()
