@@ -1,19 +1,32 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The oslo.policy enforcer; the rules themselves live in policies/."""
 
 import threading
 
-from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
 from reserveapi import policies
 from reserveapi.common import exception
+import reserveapi.conf
 
+CONF = reserveapi.conf.CONF
 _ENFORCER = None
 _ENFORCER_LOCK = threading.Lock()
 
 
-def get_enforcer(conf=None):
+def get_enforcer():
     """Entry point for oslopolicy tools and for authorize().
 
     Built whole before it is published, under a lock: a threaded server
@@ -22,10 +35,9 @@ def get_enforcer(conf=None):
     global _ENFORCER
     with _ENFORCER_LOCK:
         if _ENFORCER is None:
-            conf = conf or cfg.CONF
-            policy_opts.set_defaults(conf, enforce_scope=True,
+            policy_opts.set_defaults(CONF, enforce_scope=True,
                                      enforce_new_defaults=True)
-            enforcer = policy.Enforcer(conf)
+            enforcer = policy.Enforcer(CONF)
             enforcer.register_defaults(policies.list_rules())
             _ENFORCER = enforcer
     return _ENFORCER

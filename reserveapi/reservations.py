@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Reservations: match a request spec to one node and hold it.
 
 SQL narrows the inventory to nodes that can possibly match, best fit
@@ -13,22 +25,23 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
-from reserveapi.db import api as db_api
+from reserveapi.common import states
+import reserveapi.conf
+from reserveapi.db import matching as db_matching
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
 from reserveapi.matcher import spec as spec_mod
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi_conf.CONF
+CONF = reserveapi.conf.CONF
 
-RESERVED = db_api.RESERVED
-ACTIVE = db_api.ACTIVE
-EXPIRED = db_api.EXPIRED
-STATES = (RESERVED, ACTIVE, EXPIRED)
-SORT_KEYS = db_api.RESERVATION_SORT_KEYS
+# What lists may be sorted by: columns of the reservations table.
+SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host', 'instance_uuid',
+             'state', 'expires_at')
 
 
 def reserve(instance_uuid, host, project_id, request_spec,
@@ -41,6 +54,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
     rare, so it is only looked for when the claim fails (the unique
     live-instance column refuses it, or nothing matches because its node
     is taken), which spares the common path a query.
+
+    :raises: InvalidRequestSpec naming the key; NoValidNode; InstanceReserved
+        when another host holds the instance.
     """
     spec = spec_mod.parse_request_spec(request_spec)
     try:
@@ -71,7 +87,7 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
               'project_id': project_id}
     for node in candidates[:CONF.matcher.max_attempts]:
         try:
-            reservation = db_api.create_reservation(values, node)
+            reservation = db_reservations.create_reservation(values, node)
         except exception.NodeAlreadyReserved:
             LOG.debug('Node %s was taken concurrently; trying the next.',
                       node.uuid)
@@ -85,7 +101,7 @@ def _claim(instance_uuid, host, project_id, spec, candidate_nodes):
 
 
 def _existing_for(instance_uuid, host):
-    existing = db_api.get_live_reservation_for_instance(instance_uuid)
+    existing = db_reservations.get_live_reservation_for_instance(instance_uuid)
     if existing is None or existing.host == host:
         return existing
     raise exception.InstanceReserved(instance_uuid=instance_uuid,
@@ -108,7 +124,7 @@ def _prefilter(spec, context):
             capability_in.append((requirement.key, requirement.operands))
         elif requirement.op == operators.ANY_CASE_TRUE:
             capability_true.append(requirement.key)
-    return db_api.NodeFilter(
+    return db_matching.NodeFilter(
         resource_class=spec.resource_class,
         cpu_arch=spec.cpu_arch,
         min_memory_mb=None if context.exact_match else memory,
@@ -136,13 +152,13 @@ def _best_candidates(spec, context, node_filter):
     matched = []
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
-    for batch in db_api.candidate_batches(node_filter,
+    for batch in db_matching.candidate_batches(node_filter,
                                           CONF.matcher.batch_size,
                                           first_batch=wanted):
-        matched.extend(node for node in batch
-                       if filters.matches(spec, node, context))
+        batch_matched, misses = filters.partition(spec, batch, context)
+        matched.extend(batch_matched)
         if not matched:
-            counts, values = selection.eliminate(spec, batch, context)
+            counts, values = selection.eliminate(misses)
             eliminated.update(counts)
             for key, counter in values.items():
                 capability_values[key].update(counter)
@@ -154,22 +170,15 @@ def _best_candidates(spec, context, node_filter):
 
 def _explain(node_filter, python_eliminated):
     """'120 nodes: 80 wrong resource class, 30 lack trait ...'."""
-    total, eliminated, capability_values = db_api.count_eliminated(
-        node_filter)
+    total, eliminated, capability_values = db_matching.count_eliminated(
+        node_filter, selection.CAPABILITY_VALUES_SHOWN)
     counts, values = python_eliminated
     for key, count in counts.items():
         eliminated[key] = eliminated.get(key, 0) + count
     for key, counter in values.items():
         capability_values.setdefault(key, collections.Counter()).update(
             counter)
-    # Most common first; ties by value, so that the text does not depend
-    # on the database's collation or on batch order.
-    shown = {key: collections.Counter(dict(sorted(
-        counter.items(),
-        key=lambda item: (-item[1], item[0] == selection.UNSET, item[0]),
-    )[:selection.CAPABILITY_VALUES_SHOWN]))
-        for key, counter in capability_values.items()}
-    return selection.explain(total, eliminated, shown)
+    return selection.explain(total, eliminated, capability_values)
 
 
 def expires_at(reservation):
@@ -177,22 +186,27 @@ def expires_at(reservation):
     did; None for an ``active`` one or when reserved_ttl is 0.
     """
     ttl = CONF.reservations.reserved_ttl
-    if reservation.state == RESERVED and ttl:
+    if reservation.state == states.RESERVED and ttl:
         return reservation.created_at + datetime.timedelta(seconds=ttl)
     return reservation.expires_at
 
 
-def get(uuid):
-    return db_api.get_reservation(uuid)
+def get_reservation(uuid):
+    """:raises: ReservationNotFound"""
+    return db_reservations.get_reservation(uuid)
 
 
 def list_reservations(filters=None, limit=None, marker=None,
                       sort_key='created_at', sort_dir='asc'):
+    """Reservations by equality filters, a page at a time.
+
+    :raises: Invalid for an unknown state or marker.
+    """
     state = (filters or {}).get('state')
-    if state is not None and state not in STATES:
+    if state is not None and state not in states.RESERVATION_STATES:
         raise exception.Invalid(reason='state must be one of %s.'
-                                % ', '.join(STATES))
-    return db_api.list_reservations(filters, limit, marker, sort_key,
+                                % ', '.join(states.RESERVATION_STATES))
+    return db_reservations.list_reservations(filters, limit, marker, sort_key,
                                     sort_dir)
 
 
@@ -202,47 +216,64 @@ def update(current, changes):
 
     A new host takes the reservation over (its compute host died); the
     only state change is ``reserved`` → ``active`` once deployed.
+
+    :raises: InvalidStateTransition; Invalid for an unknown state; Conflict
+        when the reservation changed meanwhile.
     """
     uuid = current.uuid
-    if current.state == EXPIRED:
+    state = changes.get('state', current.state)
+    if state not in states.RESERVATION_STATES:
+        raise exception.Invalid(reason='state must be one of %s.'
+                                % ', '.join(states.RESERVATION_STATES))
+    if current.state == states.EXPIRED:
         raise exception.InvalidStateTransition(
             'Reservation %s has expired and can no longer change; reserve '
             'again.' % uuid)
     values = {}
     if 'host' in changes:
         values['host'] = changes['host']
-    state = changes.get('state', current.state)
     if state != current.state:
-        if (current.state, state) != (RESERVED, ACTIVE):
+        if (current.state, state) != (states.RESERVED, states.ACTIVE):
             raise exception.InvalidStateTransition(
                 reservation=uuid, src=current.state, dst=state)
         values['state'] = state
     if not values:
         return current
-    reservation = db_api.update_reservation(uuid, current.state, values)
+    reservation = db_reservations.update_reservation(uuid, current.state,
+                                                     values)
     LOG.info('Reservation %s updated: %s', uuid, values)
     return reservation
 
 
 def release(uuid):
-    db_api.delete_reservation(uuid)
+    """End a reservation: its node is free at once.
+
+    :raises: ReservationNotFound
+    """
+    db_reservations.delete_reservation(uuid)
     LOG.info('Reservation %s released', uuid)
 
 
 def expire(now=None):
     """Expire ``reserved`` reservations older than [reservations]
     reserved_ttl; returns how many.
+
+    :raises: DBError
     """
     ttl = CONF.reservations.reserved_ttl
     if not ttl:
         return 0
     now = now or timeutils.utcnow()
-    expired = db_api.expire_reservations(
+    expired = db_reservations.expire_reservations(
         now - datetime.timedelta(seconds=ttl))
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
     return expired
 
 
-def capacity(host=None):
-    return db_api.capacity(host)
+def get_capacity(host=None):
+    """Per resource class: total, available, reserved and summed sizes.
+
+    :raises: DBError
+    """
+    return db_nodes.get_capacity(host)

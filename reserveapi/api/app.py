@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Builds the WSGI application: pecan app plus middleware, in code."""
 
 from keystonemiddleware import auth_token
@@ -9,11 +21,12 @@ from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import pecan
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.api import errors
 from reserveapi.api import hooks
+import reserveapi.conf
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 
 HEALTHCHECK_PATH = '/healthcheck'
@@ -30,28 +43,27 @@ def _with_healthcheck(app, healthcheck_app):
     return dispatch
 
 
-def setup_app(conf=None):
+def setup_app():
     """The pecan app wrapped, outermost first, in proxy-header handling,
     request ids, CORS, healthcheck, error formatting, body size limit and
     (with auth_strategy = keystone) auth_token.
     """
-    conf = conf or reserveapi_conf.CONF
     app = pecan.make_app(
         'reserveapi.api.controllers.root.RootController',
-        hooks=[hooks.ContextHook(conf.api.auth_strategy),
+        hooks=[hooks.ContextHook(CONF.api.auth_strategy),
                hooks.MicroversionHook(),
                hooks.ErrorHook()],
         force_canonical=False,
         guess_content_type_from_ext=False,
         debug=False,
     )
-    if conf.api.auth_strategy == 'keystone':
-        app = auth_token.AuthProtocol(app, {'oslo_config_config': conf})
+    if CONF.api.auth_strategy == 'keystone':
+        app = auth_token.AuthProtocol(app, {'oslo_config_config': CONF})
     else:
         LOG.warning('auth_strategy is noauth: every caller is an admin.')
-    app = sizelimit.RequestBodySizeLimiter(app, conf)
+    app = sizelimit.RequestBodySizeLimiter(app, CONF)
     app = errors.ErrorFormatter(app)
-    app = _with_healthcheck(app, healthcheck.Healthcheck(None, conf))
-    app = cors.CORS(app, conf)
+    app = _with_healthcheck(app, healthcheck.Healthcheck(None, CONF))
+    app = cors.CORS(app, CONF)
     app = request_id.RequestId(app)
-    return http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return http_proxy_to_wsgi.HTTPProxyToWSGI(app, CONF)

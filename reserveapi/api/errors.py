@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Errors in the API-WG format, whoever raised them.
 
 Our exceptions and pecan's routing errors are rendered by the error hook;
@@ -19,6 +31,10 @@ from reserveapi.common import exception
 
 LOG = log.getLogger(__name__)
 REQUEST_ID_KEY = 'openstack.request_id'
+RETRY_AFTER_SECONDS = 2
+"""Sent with every 503. A database or peer restart usually takes a few
+seconds; keystoneauth1 (our client included) waits this long between its
+retries of a 503."""
 
 
 def _generic_code(status):
@@ -42,13 +58,23 @@ def error_response(status, code, detail, request_id, headers=None):
     return response
 
 
+def _response_for(exc, request_id):
+    headers = ({'Retry-After': str(RETRY_AFTER_SECONDS)}
+               if exc.status == 503 else None)
+    return error_response(exc.status, exc.code, exc.detail, request_id,
+                          headers)
+
+
 def from_exception(exc, environ):
-    """An API-WG response for ``exc``; unexpected exceptions become 500."""
+    """An API-WG response for ``exc``; unexpected exceptions become 500.
+
+    A 503 (the database or a peer is down) says when to retry.
+    """
     request_id = environ.get(REQUEST_ID_KEY)
     if isinstance(exc, exception.ReserveapiException):
         if exc.status >= 500:
             LOG.error('%s: %s', exc.code, exc.detail)
-        return error_response(exc.status, exc.code, exc.detail, request_id)
+        return _response_for(exc, request_id)
     if isinstance(exc, webob.exc.HTTPException):
         headers = {}
         if getattr(exc, 'allow', None):

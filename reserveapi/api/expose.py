@@ -1,9 +1,21 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The one decorator every controller method uses.
 
-WSME is used for what it is good at, turning a JSON body into typed,
-validated values; we call it ourselves instead of through ``wsexpose``
-because that swallows exceptions before pecan's error hook can render
-them in the API-WG format.
+Bodies are converted by ``api.body`` with WSME types; we call it
+ourselves instead of going through ``wsexpose`` because that swallows
+exceptions before pecan's error hook can render them in the API-WG
+format.
 """
 
 import functools
@@ -11,45 +23,8 @@ import inspect
 
 import pecan
 import webob.exc
-from wsme import exc as wsme_exc
-from wsme import types as wsme_types
-from wsme.rest import json as wsme_json
 
 from reserveapi.common import exception
-
-
-def request_body(body_type):
-    """The JSON body as a validated ``body_type``, or a 400."""
-    try:
-        data = pecan.request.json
-    except ValueError:
-        raise exception.Invalid(reason='the request body is not valid JSON.')
-    if not isinstance(data, dict):
-        raise exception.Invalid(reason='the request body must be an object.')
-    try:
-        return wsme_json.fromjson(body_type, data)
-    except wsme_exc.UnknownAttribute as exc:
-        raise exception.Invalid(
-            reason='unknown field(s) %s.' % ', '.join(sorted(exc.attributes)))
-    except wsme_exc.ClientSideError as exc:
-        raise exception.Invalid(reason=exc.faultstring)
-    except ValueError as exc:
-        # WSME's list and user types raise this without naming the field.
-        field = _rejected_field(body_type, data)
-        raise exception.Invalid(reason='%s%s' % (
-            'field %s: ' % field if field else '', exc))
-
-
-def _rejected_field(body_type, data):
-    """The first field of ``data`` whose value WSME rejects, or None."""
-    for attribute in wsme_types.list_attributes(body_type):
-        if attribute.name not in data:
-            continue
-        try:
-            wsme_json.fromjson(attribute.datatype, data[attribute.name])
-        except (ValueError, wsme_exc.ClientSideError):
-            return attribute.name
-    return None
 
 
 def _query_arguments(signature, controller, path_args, kwargs):

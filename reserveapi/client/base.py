@@ -1,8 +1,21 @@
-"""What both clients share: the adapter, retries, version negotiation
-and error translation.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the clients share: the adapter, retries, version negotiation,
+error translation and pages.
 """
 
 import threading
+import urllib.parse
 
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import discover as ks_discover
@@ -130,6 +143,23 @@ class BaseClient:
                 'this client %s to %s.' % (served_min, served_max,
                                            MIN_VERSION, MAX_VERSION), None)
         return ks_discover.version_to_string(best)
+
+    def pages(self, path, key, **query):
+        """Every item of the list at ``path``, following ``next`` links.
+
+        ``query`` (filters, ``limit``, ``marker``, ``sort_key``...) goes
+        on the first request; the service repeats it in each ``next``
+        link. ``limit`` is a page size, so stop iterating to read fewer.
+        """
+        query = {name: value for name, value in query.items()
+                 if value is not None}
+        url = path
+        if query:
+            url += '?' + urllib.parse.urlencode(sorted(query.items()))
+        while url:
+            page = self.request('GET', url)
+            yield from page[key]
+            url = page.get('next')
 
 
 def _client_error(exc):

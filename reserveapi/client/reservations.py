@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Client of ``/v1/reservations`` and ``/v1/capacity``, for nova-compute."""
 
 import urllib.parse
@@ -28,22 +40,13 @@ class ReservationClient(base.BaseClient):
 
     def list(self, **filters):
         """Every reservation matching ``filters``, following ``next``."""
-        return self._pages('reservations', filters)
+        return self.pages('/v1/reservations', 'reservations', **filters)
 
     def nodes(self, **filters):
         """Every node of the inventory matching ``filters``, with its
         reservation, following ``next``.
         """
-        return self._pages('nodes', filters)
-
-    def _pages(self, resource, filters):
-        url = '/v1/%s' % resource
-        if filters:
-            url += '?' + urllib.parse.urlencode(sorted(filters.items()))
-        while url:
-            page = self.request('GET', url)
-            yield from page[resource]
-            url = page.get('next')
+        return self.pages('/v1/nodes', 'nodes', **filters)
 
     def confirm(self, uuid):
         """Mark the reservation active once the instance is deployed;

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi-api: the API on a simple threaded server.
 
 For development and demos; production runs ``reserveapi.wsgi.api`` under
@@ -12,8 +24,11 @@ from oslo_log import log
 
 from reserveapi.api import app
 from reserveapi.common import service
+import reserveapi.conf
+from reserveapi.mirror import credentials
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 
 class ThreadingWSGIServer(socketserver.ThreadingMixIn,
@@ -28,12 +43,16 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
 
 
 def main(argv=None):
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup()
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
     server = simple_server.make_server(
-        conf.api.host_ip, conf.api.port, app.setup_app(conf),
+        CONF.api.host_ip, CONF.api.port, app.setup_app(),
         server_class=ThreadingWSGIServer,
         handler_class=LoggingRequestHandler)
-    LOG.info('Serving on http://%s:%s', conf.api.host_ip, conf.api.port)
+    LOG.info('Serving on http://%s:%s', CONF.api.host_ip, CONF.api.port)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

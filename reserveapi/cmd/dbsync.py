@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi-dbsync: create or upgrade the database schema."""
 
 import sys
@@ -5,21 +17,24 @@ import sys
 from oslo_config import cfg
 
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.db import migration
 
+CONF = reserveapi.conf.CONF
 
-def _upgrade(conf):
-    migration.upgrade(conf.command.revision)
+
+def _upgrade():
+    migration.upgrade(CONF.command.revision)
     print('Database is at revision %s.' % migration.current())
 
 
-def _current(conf):
+def _current():
     print(migration.current() or 'The database has no schema yet.')
 
 
-def _revision(conf):
-    migration.revision(conf.command.message,
-                       autogenerate=conf.command.autogenerate)
+def _revision():
+    migration.revision(CONF.command.message,
+                       autogenerate=CONF.command.autogenerate)
 
 
 def _add_commands(subparsers):
@@ -47,6 +62,6 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not any(arg in ('upgrade', 'current', 'revision') for arg in argv):
         argv = argv + ['upgrade']
-    cfg.CONF.register_cli_opt(COMMAND_OPT)
-    conf = service.prepare_service(argv)
-    conf.command.func(conf)
+    CONF.register_cli_opt(COMMAND_OPT)
+    service.prepare_service(argv)
+    CONF.command.func()

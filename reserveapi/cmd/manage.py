@@ -1,9 +1,22 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi-manage: operator commands.
 
 Exit codes: 0 success, 1 something could not be done (the output says
 what), 2 bad usage.
 """
 
+import json
 import sys
 
 from oslo_config import cfg
@@ -11,16 +24,20 @@ from oslo_config import cfg
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import placement
+from reserveapi.mirror import desired as mirror_desired
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
+CONF = reserveapi.conf.CONF
 
-def sync_nodes(conf):
+
+def sync_nodes():
     """Upsert the inventory source into the database."""
     try:
-        counts = inventory_sync.sync(conf)
+        counts = inventory_sync.sync()
     except exception.Invalid as exc:
         print('Inventory not synced: %s' % exc, file=sys.stderr)
         return 1
@@ -30,11 +47,11 @@ def sync_nodes(conf):
     return 0
 
 
-def expire_reservations(conf):
+def expire_reservations():
     """Expire reserved reservations older than [reservations]
     reserved_ttl.
     """
-    if not conf.reservations.reserved_ttl:
+    if not CONF.reservations.reserved_ttl:
         print('[reservations] reserved_ttl is 0: reservations never '
               'expire.')
         return 0
@@ -63,31 +80,47 @@ def _arguments(*arguments):
                    'help': 'The desired state is this JSON file: a list '
                            'of {"uuid": ..., "hosts": [...]}.'}),
 )
-def sync_aggregates(conf):
+def sync_aggregates():
     """Compare Placement with the desired aggregates and fix it.
 
     Without --from-nova or --file the desired state is the one the API
     recorded.
     """
-    args = conf.command
+    args = CONF.command
     if args.from_nova and args.file:
         print('Use either --from-nova or --file, not both.',
               file=sys.stderr)
         return 2
     try:
         if args.from_nova:
-            aggregates = mirror_reconcile.nova_aggregates()
+            desired = mirror_reconcile.desired_from_nova()
         elif args.file:
-            aggregates = mirror_reconcile.read_desired_file(args.file)
+            desired = _read_desired_file(args.file)
         else:
-            aggregates = None
-        report = mirror_reconcile.sync(aggregates, dry_run=args.dry_run,
+            desired = None
+        report = mirror_reconcile.sync(desired, dry_run=args.dry_run,
                                        prune=args.prune)
-    except (exception.Invalid, placement.PeerError) as exc:
+    except (exception.Invalid, mirror_exc.PeerError) as exc:
         print('Aggregates not synced: %s' % exc, file=sys.stderr)
         return 1
     _print_sync_report(report)
     return 0 if report.in_sync else 1
+
+
+def _read_desired_file(path):
+    """The desired state in a JSON file, as the sync body has it."""
+    try:
+        with open(path) as desired_file:
+            document = json.load(desired_file)
+    except OSError as exc:
+        raise exception.Invalid(reason='cannot read %s: %s'
+                                % (path, exc.strerror))
+    except ValueError as exc:
+        raise exception.Invalid(reason='%s is not JSON: %s' % (path, exc))
+    try:
+        return mirror_desired.parse(document)
+    except ValueError as exc:
+        raise exception.Invalid(reason='%s: %s' % (path, exc))
 
 
 _DIFFERENCES = {
@@ -135,9 +168,9 @@ def _print_sync_report(report):
         print('Placement does not match the desired state yet.')
 
 
-def mirror_status(conf):
+def mirror_status():
     """Count synced and pending memberships; show the oldest pending."""
-    status = mirror_state.status()
+    status = mirror_state.get_status()
     print('Memberships: %(synced)d synced, %(pending)d pending.' % status)
     oldest = status['oldest_pending']
     if oldest is not None:
@@ -176,6 +209,6 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
 
 
 def main(argv=None):
-    cfg.CONF.register_cli_opt(COMMAND_OPT)
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
-    return conf.command.func(conf)
+    CONF.register_cli_opt(COMMAND_OPT)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    return CONF.command.func()

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi-worker: the periodic jobs.
 
 Each job claims its work in the database, so any number of workers may
@@ -14,11 +26,14 @@ from oslo_log import log
 
 from reserveapi import reservations
 from reserveapi.common import service
+import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import credentials
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 CLI_OPTS = [
     cfg.BoolOpt('once', default=False,
@@ -26,20 +41,20 @@ CLI_OPTS = [
 ]
 
 
-def jobs(conf):
+def jobs():
     """(name, interval in seconds, callable) for every enabled job."""
     enabled = []
-    if conf.inventory.sync_interval:
-        enabled.append(('inventory-sync', conf.inventory.sync_interval,
-                        lambda: inventory_sync.sync(conf)))
-    if conf.reservations.reserved_ttl:
+    if CONF.inventory.sync_interval:
+        enabled.append(('inventory-sync', CONF.inventory.sync_interval,
+                        inventory_sync.sync))
+    if CONF.reservations.reserved_ttl:
         enabled.append(('expire-reservations',
-                        conf.reservations.expire_interval,
+                        CONF.reservations.expire_interval,
                         reservations.expire))
-    enabled.append(('mirror-retry', conf.mirror.retry_interval,
+    enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
-    if conf.mirror.reconcile_interval:
-        enabled.append(('mirror-reconcile', conf.mirror.reconcile_interval,
+    if CONF.mirror.reconcile_interval:
+        enabled.append(('mirror-reconcile', CONF.mirror.reconcile_interval,
                         mirror_reconcile.reconcile))
     return enabled
 
@@ -59,23 +74,41 @@ def run_once(enabled):
     return 1 if failed else 0
 
 
+def _traced(name, job):
+    """``job``, logging at DEBUG when each run starts and finishes, so
+    that an operator (or the soak, which kills workers mid-job) can tell
+    which job a worker is in.
+    """
+
+    def run():
+        LOG.debug('Running %s', name)
+        job()
+        LOG.debug('Finished %s', name)
+
+    return run
+
+
 def run_forever(enabled):
     """Run the jobs at their intervals until stopped (futurist logs and
     survives a failing run; the job runs again at its next interval).
     """
     callables = [
         (periodics.periodic(spacing=interval, run_immediately=True)(
-            functools.partial(job)), (), {})
-        for _name, interval, job in enabled]
+            functools.partial(_traced(name, job))), (), {})
+        for name, interval, job in enabled]
     periodics.PeriodicWorker(callables).start()
 
 
 def main(argv=None):
-    cfg.CONF.register_cli_opts(CLI_OPTS)
-    conf = service.prepare_service(sys.argv[1:] if argv is None else argv)
-    enabled = jobs(conf)
+    CONF.register_cli_opts(CLI_OPTS)
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    try:
+        credentials.check_placement_at_startup()
+    except credentials.MissingCredentials as exc:
+        sys.exit(str(exc))
+    enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
-    if conf.once:
+    if CONF.once:
         return run_once(enabled)
     run_forever(enabled)
     return 0

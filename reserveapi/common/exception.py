@@ -1,11 +1,21 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Exceptions that carry an HTTP status and a stable error code.
 
 Domain code raises these; the API layer renders them in the API-WG error
 format (``{"errors": [{"status", "code", "title", "detail", ...}]}``).
 Anything else that escapes is a bug and becomes a 500.
 """
-
-import http
 
 
 class ReserveapiException(Exception):
@@ -21,10 +31,6 @@ class ReserveapiException(Exception):
             message = self.msg_fmt % kwargs
         self.detail = str(message)
         super().__init__(self.detail)
-
-    @property
-    def title(self):
-        return http.HTTPStatus(self.status).phrase
 
 
 class Invalid(ReserveapiException):
@@ -93,9 +99,20 @@ class NoValidNode(Conflict):
 
 
 class InstanceReserved(Conflict):
+    """The instance has a live reservation; when the database refuses a
+    second one, which reservation won is not known yet.
+    """
+
     code = 'reserveapi.instance_reserved'
     msg_fmt = ('Instance %(instance_uuid)s already has reservation '
                '%(reservation)s on host %(host)s.')
+    concurrent_fmt = ('Instance %(instance_uuid)s got a reservation from a '
+                      'concurrent request meanwhile; read it or retry.')
+
+    def __init__(self, message=None, **kwargs):
+        if message is None and 'reservation' not in kwargs:
+            message = self.concurrent_fmt % kwargs
+        super().__init__(message, **kwargs)
 
 
 class InvalidStateTransition(Conflict):
@@ -114,3 +131,11 @@ class ServiceUnavailable(ReserveapiException):
     status = 503
     code = 'reserveapi.service_unavailable'
     msg_fmt = '%(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database did not answer: nothing was changed, retry later."""
+
+    code = 'reserveapi.database_unavailable'
+    msg_fmt = ('The database is unavailable; nothing was changed. Retry '
+               'later.')

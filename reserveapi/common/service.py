@@ -1,21 +1,35 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Start-up shared by every entry point: config files, then logging."""
 
 import os
 
 from oslo_log import log
 
-from reserveapi import conf
 from reserveapi import version
+import reserveapi.conf
+
+CONF = reserveapi.conf.CONF
 
 
-def prepare_service(argv=None, default_config_files=None, conf_obj=None):
-    conf_obj = conf_obj or conf.CONF
-    log.register_options(conf_obj)
+def prepare_service(argv=None, default_config_files=None):
+    """Parse the command line and config files into CONF; set up logging.
+    """
+    log.register_options(CONF)
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
-    conf_obj(argv if argv is not None else [], project='reserveapi',
-             version=version.version_string(),
-             default_config_files=default_config_files)
-    log.setup(conf_obj, 'reserveapi')
-    os.makedirs(conf_obj.state_path, exist_ok=True)
-    return conf_obj
+    CONF(argv if argv is not None else [], project='reserveapi',
+         version=version.version_string(),
+         default_config_files=default_config_files)
+    log.setup(CONF, 'reserveapi')
+    os.makedirs(CONF.state_path, exist_ok=True)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 from oslo_config import cfg
 
 GROUP = 'mirror'
@@ -25,6 +37,15 @@ opts = [
                help='Seconds between full reconcile passes of the worker, '
                     'which let new providers inherit their host\'s '
                     'aggregates. 0 disables it.'),
+    cfg.BoolOpt('require_placement_credentials', default=False,
+                help='Refuse to start reserveapi-api, the WSGI application '
+                     'and reserveapi-worker while [placement] lacks the '
+                     'options needed to authenticate (auth_type and its '
+                     'plugin\'s options, or an endpoint with auth_type '
+                     'none). By default they only log a warning naming the '
+                     'missing options: aggregate changes then stay pending '
+                     'until Placement is configured. Will default to true '
+                     'in a later release.'),
     cfg.IntOpt('generation_retries', default=4, min=1,
                help='Attempts to update one provider when its generation '
                     'keeps changing under us.'),

@@ -1,8 +1,21 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Entry points for oslo-config-generator."""
 
 from reserveapi.conf import api
 from reserveapi.conf import database
 from reserveapi.conf import default
+from reserveapi.conf import healthcheck
 from reserveapi.conf import inventory
 from reserveapi.conf import matcher
 from reserveapi.conf import mirror
@@ -10,8 +23,8 @@ from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, database, inventory, matcher, mirror, nova,
-           placement, reservations)
+MODULES = (default, api, database, healthcheck, inventory, matcher, mirror,
+           nova, placement, reservations)
 
 
 def list_opts():
@@ -26,3 +39,4 @@ def list_opts():
 def update_opt_defaults():
     """oslo.config.opts.defaults: our defaults for library options."""
     database.set_lib_defaults()
+    healthcheck.set_lib_defaults()

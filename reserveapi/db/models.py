@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """SQLAlchemy models: the schema the alembic migrations create.
 
 String columns that are indexed stay at 255 characters or fewer so that
@@ -193,3 +205,20 @@ class MirrorHost(TimestampMixin, Base):
     pending_since = sa.Column(DateTime, nullable=True)
 
     aggregate = orm.relationship('MirrorAggregate', back_populates='hosts')
+
+
+class InventorySync(Base):
+    """When each inventory source was last read completely, and how many
+    nodes it listed: ``reserveapi-status`` tells a stalled sync by it.
+    """
+
+    __tablename__ = 'inventory_syncs'
+    __table_args__ = (
+        sa.UniqueConstraint('source', name='uniq_inventory_syncs0source'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    source = sa.Column(sa.String(32), nullable=False)
+    synced_at = sa.Column(DateTime, nullable=False)
+    nodes = sa.Column(sa.Integer, nullable=False)

@@ -1,22 +1,40 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Reading the node inventory as the service knows it."""
 
-from reserveapi.db import api as db_api
+from reserveapi.db import nodes as db_nodes
 from reserveapi.matcher import spec as spec_mod
 
-SORT_KEYS = db_api.NODE_SORT_KEYS
+# What lists may be sorted by: columns of the nodes table.
+SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
+             'memory_mb', 'cpus', 'local_gb', 'created_at', 'updated_at',
+             'synced_at')
 
 
-def get(ident):
-    return db_api.get_node(ident)
+def get_node(ident):
+    """:raises: NodeNotFound"""
+    return db_nodes.get_node(ident)
 
 
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
                sort_dir='asc'):
     """Nodes by equality filters; a resource class filter is normalized
     as Nova does, so ``baremetal-gold`` finds ``CUSTOM_BAREMETAL_GOLD``.
+
+    :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
     if filters.get('resource_class'):
         filters['resource_class'] = spec_mod.normalize_resource_class(
             filters['resource_class'])
-    return db_api.list_nodes(filters, limit, marker, sort_key, sort_dir)
+    return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir)

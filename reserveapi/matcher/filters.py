@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Pure predicates deciding whether one node can serve a request spec.
 
 Each criterion is named so that a refusal can say which rule eliminated
@@ -8,35 +20,8 @@ predicates are the definition and re-check every candidate.
 import dataclasses
 import typing
 
+from reserveapi.common import states
 from reserveapi.matcher import spec as spec_mod
-
-AVAILABLE = 'available'
-
-
-@dataclasses.dataclass(frozen=True)
-class NodeView:
-    """The node fields matching reads; any object with them will do.
-
-    The defaults describe an eligible, unowned node of unknown size.
-    """
-
-    uuid: str
-    name: str | None = None
-    resource_class: str | None = None
-    memory_mb: int | None = None
-    cpus: int | None = None
-    local_gb: int | None = None
-    cpu_arch: str | None = None
-    capabilities: dict = dataclasses.field(default_factory=dict)
-    traits: frozenset[str] = frozenset()
-    provision_state: str | None = AVAILABLE
-    power_state: str | None = 'power off'
-    maintenance: bool = False
-    retired: bool = False
-    instance_uuid: str | None = None
-    owner: str | None = None
-    lessee: str | None = None
-    reserved: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,8 +44,10 @@ class MatchContext:
 
 
 class Criterion(typing.NamedTuple):
+    """One matching rule: ``check`` returns a Miss, or None if it holds."""
+
     name: str
-    predicate: typing.Callable
+    check: typing.Callable
     description: str
 
 
@@ -84,7 +71,7 @@ def node_capabilities(node):
 
 
 def _provision_state(spec, node, context):
-    if node.provision_state != AVAILABLE:
+    if node.provision_state != states.AVAILABLE:
         return Miss('provision state is %s' % node.provision_state)
 
 
@@ -201,15 +188,7 @@ def _capabilities(spec, node, context):
                         requirement.key)
 
 
-def _predicate(check):
-    def predicate(spec, node, context):
-        return check(spec, node, context) is None
-    predicate.__name__ = check.__name__.lstrip('_')
-    predicate.__doc__ = check.__doc__
-    return predicate
-
-
-_CHECKS = (
+CRITERIA = tuple(Criterion(*criterion) for criterion in (
     ('provision_state', _provision_state, "provision_state is 'available'"),
     ('power_state', _power_state, 'power_state is known'),
     ('maintenance', _maintenance, 'not in maintenance'),
@@ -230,31 +209,29 @@ _CHECKS = (
     ('forbidden_traits', _forbidden_traits, 'has no forbidden trait'),
     ('capabilities', _capabilities,
      'capabilities satisfy every capability requirement'),
-)
-
-CRITERIA = tuple(Criterion(name, _predicate(check), description)
-                 for name, check, description in _CHECKS)
+))
 
 
 def first_miss(spec, node, context):
     """``(criterion_name, Miss)`` for the first failed criterion, or None."""
-    for name, check, _description in _CHECKS:
-        miss = check(spec, node, context)
+    for criterion in CRITERIA:
+        miss = criterion.check(spec, node, context)
         if miss is not None:
-            return name, miss
+            return criterion.name, miss
     return None
 
 
-def first_failure(spec, node, context):
-    """``(criterion_name, detail)`` for the first failed criterion, or
-    None when the node matches.
+def partition(spec, nodes, context):
+    """``(matching nodes, misses)``, checking each node once.
+
+    ``misses`` holds ``(node, criterion name, Miss)`` for every node that
+    does not match, for explaining a refusal without matching again.
     """
-    failure = first_miss(spec, node, context)
-    if failure is None:
-        return None
-    name, miss = failure
-    return name, miss.detail
-
-
-def matches(spec, node, context):
-    return first_miss(spec, node, context) is None
+    matched, misses = [], []
+    for node in nodes:
+        failure = first_miss(spec, node, context)
+        if failure is None:
+            matched.append(node)
+        else:
+            misses.append((node, *failure))
+    return matched, misses

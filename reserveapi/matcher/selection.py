@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Order matching nodes, pick one, and explain an empty result."""
 
 import collections
@@ -67,39 +79,28 @@ def rank(spec, nodes, subset_size, rng=random):
     return best + ordered[size:]
 
 
-def choose(spec, nodes, subset_size, rng=random):
-    """A random node among the ``subset_size`` least wasteful, or None."""
-    ranked = rank(spec, nodes, subset_size, rng)
-    return ranked[0] if ranked else None
-
-
-def eliminate(spec, nodes, context):
+def eliminate(misses):
     """Count, per criterion, the nodes it eliminated first.
 
-    Returns ``(eliminated, capability_values)``.  Each non-matching node
-    counts once, under its first failed criterion, so the counts add up to
-    the number of nodes that do not match.  Criteria failing on one trait
-    or capability are keyed ``criterion:item`` (``required_traits:
-    CUSTOM_RAID``).  ``capability_values`` maps each failed capability to
-    a Counter of the values those nodes have (``<unset>`` when missing),
-    keeping the most common few.
+    ``misses`` are ``(node, criterion name, Miss)`` triples from
+    ``filters.partition``. Returns ``(eliminated, capability_values)``.
+    Each non-matching node counts once, under its first failed criterion,
+    so the counts add up to the number of nodes that do not match.
+    Criteria failing on one trait or capability are keyed
+    ``criterion:item`` (``required_traits:CUSTOM_RAID``).
+    ``capability_values`` maps each failed capability to a Counter of all
+    the values those nodes have (``<unset>`` when missing): the batches
+    are summed first, and only :func:`explain` keeps the most common.
     """
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
-    for node in nodes:
-        failure = filters.first_miss(spec, node, context)
-        if failure is None:
-            continue
-        name, miss = failure
+    for node, name, miss in misses:
         eliminated[name if miss.item is None else
                    '%s:%s' % (name, miss.item)] += 1
         if name == 'capabilities':
             value = filters.node_capabilities(node).get(miss.item, UNSET)
             capability_values[miss.item][value] += 1
-    shown = {key: collections.Counter(
-        dict(values.most_common(CAPABILITY_VALUES_SHOWN)))
-        for key, values in capability_values.items()}
-    return dict(eliminated), shown
+    return dict(eliminated), dict(capability_values)
 
 
 def explain(total, eliminated, capability_values):
@@ -107,7 +108,8 @@ def explain(total, eliminated, capability_values):
 
     "120 nodes: 80 wrong resource class, 30 lack trait CUSTOM_RAID, 10
     reserved; capability boot_mode: closest nodes have bios (12), legacy
-    (3)".  Larger counts come first, ties in criterion order.
+    (3)".  Larger counts come first, ties in criterion order; a failed
+    capability shows its CAPABILITY_VALUES_SHOWN most common values.
     """
     text = '%d %s' % (total, 'node' if total == 1 else 'nodes')
     reasons = ', '.join(
@@ -118,10 +120,20 @@ def explain(total, eliminated, capability_values):
         text += ': ' + reasons
     for key in sorted(capability_values):
         values = ', '.join('%s (%d)' % (value, count) for value, count
-                           in capability_values[key].most_common())
+                           in _most_common(capability_values[key]))
         if values:
             text += '; capability %s: closest nodes have %s' % (key, values)
     return text
+
+
+def _most_common(counter):
+    """The values shown for a capability: most common first, ties by
+    value (unset last), so that the text depends neither on the
+    database's collation nor on batch order.
+    """
+    ordered = sorted(counter.items(), key=lambda item: (
+        -item[1], item[0] == UNSET, item[0]))
+    return ordered[:CAPABILITY_VALUES_SHOWN]
 
 
 def _split(key):

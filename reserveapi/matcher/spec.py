@@ -1,7 +1,22 @@
-"""Parse and validate a request spec (flavor, extra specs, image).
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
 
-Everything a node could never satisfy is rejected here with
-``InvalidRequestSpec`` naming the key, so matching itself cannot fail.
+"""Read a request spec (flavor, extra specs, image) as Nova means it.
+
+The API has already checked its structure (the types of the flavor
+fields, extra specs an object of strings, the image an object); what is
+left here is meaning: Nova's extra-spec keys and operators, and every
+trap a node could never satisfy, rejected with ``InvalidRequestSpec``
+naming the key, so matching itself cannot fail.
 """
 
 import dataclasses
@@ -59,7 +74,6 @@ class RequestSpec:
     forbidden_traits: frozenset[str] = frozenset()
     capabilities: tuple[operators.Requirement, ...] = ()
     cpu_arch: str | None = None
-    image_id: str | None = None
 
 
 def _invalid(key, reason):
@@ -122,20 +136,20 @@ def canonicalize_arch(name):
 
 
 def parse_request_spec(data):
-    """Validate a POST body's ``request_spec`` into a :class:`RequestSpec`.
+    """A :class:`RequestSpec` from a request spec whose structure the API
+    has checked: a dict whose flavor sizes, when present, are
+    non-negative integers, whose ``extra_specs`` map strings to strings
+    and whose ``image`` has ``properties`` as a dict; None for absent.
 
     A standard class with a non-zero amount (``resources:VCPU=4``) keeps
     its sizing check and, as in Nova, overrides the flavor field.
-    ``vcpu_weight`` and ``rxtx_factor`` are validated but mean nothing for
-    bare metal.
+    ``vcpu_weight`` and ``rxtx_factor`` mean nothing for bare metal.
+
+    :raises: InvalidRequestSpec naming the key.
     """
-    if not isinstance(data, dict):
-        raise _invalid('request_spec', 'must be an object')
-    counts = {name: _count(data, name) for name in _FLAVOR_COUNTS}
-    _check_vcpu_weight(data.get('vcpu_weight'))
-    _check_rxtx_factor(data.get('rxtx_factor', 1.0))
-    extra = _ExtraSpecs(data.get('extra_specs'))
-    image = _Image(data.get('image'))
+    counts = {name: data.get(name) or 0 for name in _FLAVOR_COUNTS}
+    extra = _ExtraSpecs(data.get('extra_specs') or {})
+    image = _Image(data.get('image') or {})
 
     required = dict(extra.required_traits)
     for trait, key in image.required_traits.items():
@@ -164,31 +178,7 @@ def parse_request_spec(data):
         forbidden_traits=frozenset(extra.forbidden_traits),
         capabilities=tuple(extra.capabilities),
         cpu_arch=image.cpu_arch,
-        image_id=image.image_id,
     )
-
-
-def _count(data, name):
-    value = data.get(name, 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _invalid(name, 'must be a non-negative integer, got %r'
-                       % (value,))
-    return value
-
-
-def _check_vcpu_weight(value):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _invalid('vcpu_weight', 'must be a non-negative integer or '
-                       'null, got %r' % (value,))
-
-
-def _check_rxtx_factor(value):
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or operators.as_number(value) is None or value < 0):
-        raise _invalid('rxtx_factor', 'must be a non-negative number, got %r'
-                       % (value,))
 
 
 class _ExtraSpecs:
@@ -206,18 +196,8 @@ class _ExtraSpecs:
         self.required_traits = {}
         self.forbidden_traits = {}
         self.capabilities = []
-        if extra_specs is None:
-            return
-        if not isinstance(extra_specs, dict):
-            raise _invalid('extra_specs', 'must be an object')
         for key, value in extra_specs.items():
-            if not isinstance(key, str):
-                raise _invalid('extra_specs', 'keys must be strings')
-            spec_key = 'extra_specs.%s' % key
-            if not isinstance(value, str):
-                raise _invalid(spec_key, 'extra spec values are strings, '
-                               'got %r' % (value,))
-            self._add(key, spec_key, value)
+            self._add(key, 'extra_specs.%s' % key, value)
 
     def _add(self, key, spec_key, value):
         resources = _RESOURCES_KEY.match(key)
@@ -305,21 +285,9 @@ class _Image:
     """The image properties that decide where an image can run."""
 
     def __init__(self, image):
-        self.image_id = None
         self.cpu_arch = None
         self.required_traits = {}
-        if image is None:
-            return
-        if not isinstance(image, dict):
-            raise _invalid('image', 'must be an object')
-        self.image_id = image.get('id')
-        if self.image_id is not None and not isinstance(self.image_id, str):
-            raise _invalid('image.id', 'must be a string')
-        properties = image.get('properties')
-        if properties is None:
-            properties = {}
-        if not isinstance(properties, dict):
-            raise _invalid('image.properties', 'must be an object')
+        properties = image.get('properties') or {}
         self._parse_arch(properties)
         self._check_runs_on_bare_metal(properties)
         self._parse_traits(properties)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Compare the desired aggregate membership with Placement, and fix it.
 
 Nova's ``placement sync_aggregates`` stops at a host with several
@@ -21,20 +33,20 @@ with ``prune``.
 
 import collections
 import dataclasses
-import json
-import uuid as uuidlib
 
 from oslo_log import log
 
-from reserveapi import conf as reserveapi_conf
 from reserveapi.common import exception
-from reserveapi.db import api as db_api
-from reserveapi.mirror import hosts
-from reserveapi.mirror import placement
+import reserveapi.conf
+from reserveapi.db import mirror as db_mirror
+from reserveapi.mirror import desired as desired_mod
+from reserveapi.mirror import exception as mirror_exc
+from reserveapi.mirror import nova
+from reserveapi.mirror import peer
 from reserveapi.mirror import state
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi_conf.CONF
+CONF = reserveapi.conf.CONF
 
 MISSING = 'missing'
 EXTRA = 'extra'
@@ -96,73 +108,16 @@ class Report:
         return sum(item.action == action for item in self.differences)
 
 
-@dataclasses.dataclass(frozen=True)
-class DesiredState:
-    """Aggregate UUID → frozenset of host names, for every aggregate.
+def desired_from_nova():
+    """Nova's host aggregates, as a DesiredState.
 
-    ``recorded`` when it was read from our database, so that fixing it
-    must not store it again, only requeue rows that were read.
+    :raises: NovaError, NovaUnavailable; Invalid if Nova's answer is not
+        a desired state we can mirror.
     """
-
-    hosts: dict
-    recorded: bool = False
-
-
-def desired_state(aggregates):
-    """A full desired state from ``[{"uuid": ..., "hosts": [...]}]``."""
-    if not isinstance(aggregates, list):
-        raise exception.Invalid(reason='aggregates must be a list.')
-    desired = {}
-    for item in aggregates:
-        if not isinstance(item, dict) or set(item) != {'uuid', 'hosts'}:
-            raise exception.Invalid(
-                reason='each aggregate must be an object with exactly '
-                       '"uuid" and "hosts", got %s.' % json.dumps(item))
-        aggregate_uuid = _canonical_uuid(item['uuid'])
-        if aggregate_uuid in desired:
-            raise exception.Invalid(reason='aggregate %s is listed twice.'
-                                    % aggregate_uuid)
-        if not isinstance(item['hosts'], list) or not all(
-                isinstance(host, str) and 0 < len(host) <= 255
-                for host in item['hosts']):
-            raise exception.Invalid(
-                reason='hosts of aggregate %s must be a list of names of '
-                       '1 to 255 characters.' % aggregate_uuid)
-        desired[aggregate_uuid] = frozenset(item['hosts'])
-    return DesiredState(desired)
-
-
-def _canonical_uuid(value):
     try:
-        return str(uuidlib.UUID(value))
-    except (TypeError, ValueError, AttributeError):
-        raise exception.Invalid(reason='%s is not an aggregate UUID.'
-                                % json.dumps(value))
-
-
-def _recorded_state(table):
-    return DesiredState(
-        {aggregate.uuid: frozenset(row.host for row in aggregate.hosts
-                                   if row.member)
-         for aggregate in table if not aggregate.deleted},
-        recorded=True)
-
-
-def read_desired_file(path):
-    """The aggregates listed in a JSON file, as the sync body has them."""
-    try:
-        with open(path) as desired_file:
-            return json.load(desired_file)
-    except OSError as exc:
-        raise exception.Invalid(reason='cannot read %s: %s'
-                                % (path, exc.strerror))
+        return desired_mod.parse(nova.NovaClient().aggregates())
     except ValueError as exc:
-        raise exception.Invalid(reason='%s is not JSON: %s' % (path, exc))
-
-
-def nova_aggregates():
-    """Nova's host aggregates, in the shape ``desired_state`` takes."""
-    return hosts.NovaClient(conf=CONF).aggregates()
+        raise exception.Invalid(reason="Nova's aggregates: %s" % exc)
 
 
 class _Comparison:
@@ -198,25 +153,26 @@ class _Comparison:
             row is not None and not row.member)
 
 
-def sync(aggregates=None, dry_run=False, prune=False, inline=False):
+def sync(desired=None, dry_run=False, prune=False, inline=False):
     """Compare Placement with a desired state and, unless ``dry_run``,
     fix what differs; a Report.
 
-    ``aggregates`` is a full desired state (``[{"uuid", "hosts"}]``,
-    e.g. Nova's): aggregates we own that it does not name have no hosts.
-    None compares the state recorded in our database. ``inline`` bounds
-    all the Placement and Nova calls together by ``[mirror]
-    inline_timeout``, for the API: what is not fixed by then stays pending
-    for the worker.
+    ``desired`` is a full DesiredState (``desired.parse`` of Nova's
+    aggregates or of a sync document): aggregates we own that it does not
+    name have no hosts. None compares the state recorded in our database.
+    ``inline`` bounds all the Placement and Nova calls together by
+    ``[mirror] inline_timeout``, for the API: what is not fixed by then
+    stays pending for the worker.
+
+    :raises: DBError; never for Placement or Nova, whose failures the
+        report shows.
     """
-    table = db_api.list_mirror_aggregates()
-    desired = (_recorded_state(table) if aggregates is None
-               else desired_state(aggregates))
-    comparison = _Comparison(desired, table)
+    table = db_mirror.list_aggregates()
+    comparison = _Comparison(desired or desired_mod.recorded(table), table)
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
-    deadline = placement.deadline_for(
+    deadline = peer.deadline_for(
         (CONF.mirror.inline_timeout or None) if inline else None)
     differences, providers = _compare(comparison, host_resolver, deadline)
     if not dry_run:
@@ -233,6 +189,8 @@ def sync(aggregates=None, dry_run=False, prune=False, inline=False):
 def reconcile():
     """Worker job: make Placement match our recorded state again, so
     that providers created since a host joined inherit its aggregates.
+
+    :raises: DBError; never for Placement or Nova.
     """
     report = sync()
     if report.differences:
@@ -248,64 +206,76 @@ def reconcile():
 def _compare(comparison, host_resolver, deadline):
     """``(differences, {host: providers})``; the providers are empty when
     they could not be resolved.
+
+    One listing per aggregate we own (``member_of``) says which
+    providers are in it: that answers, for every provider of every host,
+    which of our aggregates it has, without reading each provider.
     """
-    client = host_resolver.placement
-    differences = []
     try:
         providers = host_resolver.providers_for_hosts(
-            comparison.hosts, timeout=placement.time_left(deadline))
-    except placement.PeerError as exc:
+            comparison.hosts, timeout=peer.time_left(deadline))
+    except mirror_exc.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
                 for host in comparison.hosts
                 for aggregate_uuid in comparison.concerning(host)], {}
+    members, differences = _members(comparison, host_resolver.placement,
+                                    deadline)
     known = set()
     for host in comparison.hosts:
-        wanted = comparison.wanted[host]
         if not providers[host]:
             differences.extend(
                 Difference(aggregate_uuid, host, None, UNVERIFIED,
-                           detail=state.HostHasNoProvider(host=host).detail)
-                for aggregate_uuid in sorted(wanted))
+                           detail=mirror_exc.HostHasNoProvider(
+                               host=host).detail)
+                for aggregate_uuid in sorted(comparison.wanted[host]))
             continue
-        for rp_uuid in providers[host]:
-            known.add(rp_uuid)
-            try:
-                current, _generation = client.get_aggregates(
-                    rp_uuid, timeout=placement.time_left(deadline))
-            except placement.ProviderGone:
-                continue
-            except placement.PeerError as exc:
-                differences.extend(
-                    Difference(aggregate_uuid, host, rp_uuid, UNVERIFIED,
-                               detail=exc.detail)
-                    for aggregate_uuid in comparison.concerning(host))
-                continue
-            differences.extend(
-                Difference(aggregate_uuid, host, rp_uuid, MISSING)
-                for aggregate_uuid in sorted(wanted - current))
-            differences.extend(
-                Difference(aggregate_uuid, host, rp_uuid, EXTRA)
-                for aggregate_uuid in sorted(
-                    (current & comparison.owned) - wanted))
+        known.update(providers[host])
+        differences.extend(_host_differences(comparison, host,
+                                             providers[host], members))
+    for aggregate_uuid, rp_uuids in sorted(members.items()):
+        differences.extend(Difference(aggregate_uuid, None, rp_uuid, EXTRA)
+                           for rp_uuid in sorted(rp_uuids - known))
+    return differences, providers
+
+
+def _members(comparison, client, deadline):
+    """``({aggregate: provider UUIDs}, differences)``: the providers in
+    each aggregate we own, and an unverified difference for each one
+    Placement did not list.
+    """
+    members, unverified = {}, []
     for aggregate_uuid in sorted(comparison.owned):
         try:
-            members = client.aggregate_providers(
-                aggregate_uuid, timeout=placement.time_left(deadline))
-        except placement.PeerError as exc:
-            differences.append(Difference(aggregate_uuid, None, None,
-                                          UNVERIFIED, detail=exc.detail))
-            continue
-        differences.extend(Difference(aggregate_uuid, None, rp_uuid, EXTRA)
-                           for rp_uuid in sorted(members - known))
-    return differences, providers
+            members[aggregate_uuid] = client.aggregate_providers(
+                aggregate_uuid, timeout=peer.time_left(deadline))
+        except mirror_exc.PeerError as exc:
+            unverified.append(Difference(aggregate_uuid, None, None,
+                                         UNVERIFIED, detail=exc.detail))
+    return members, unverified
+
+
+def _host_differences(comparison, host, rp_uuids, members):
+    """Missing and extra memberships of a host's providers, for the
+    aggregates whose members are known.
+    """
+    wanted = comparison.wanted[host] & set(members)
+    for rp_uuid in rp_uuids:
+        current = {aggregate_uuid
+                   for aggregate_uuid, in_it in members.items()
+                   if rp_uuid in in_it}
+        yield from (Difference(aggregate_uuid, host, rp_uuid, MISSING)
+                    for aggregate_uuid in sorted(wanted - current))
+        yield from (Difference(aggregate_uuid, host, rp_uuid, EXTRA)
+                    for aggregate_uuid in sorted(
+                        current - comparison.wanted[host]))
 
 
 def _fix(comparison, differences, prune, host_resolver, deadline,
          providers):
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
-        db_api.record_mirror_aggregates(sorted(comparison.desired.hosts))
+        db_mirror.record_aggregates(sorted(comparison.desired.hosts))
     claimed_by, claimed_until = state.new_claim()
     by_host = collections.defaultdict(list)
     for item in differences:
@@ -323,16 +293,17 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
             continue
         row = comparison.rows.get((aggregate_uuid, host))
         if row is not None and row.member == member:
-            record = db_api.claim_mirror_host(row.id, row.version,
+            record = db_mirror.claim_host(row.id, row.version,
                                               claimed_by, claimed_until)
         else:
-            record = db_api.set_mirror_membership(
+            record = db_mirror.set_membership(
                 aggregate_uuid, host, member, claimed_by, claimed_until)
         if record is None:
             action, detail = PENDING, BUSY
         else:
-            detail = state.apply(record, claimed_by, host_resolver, deadline,
-                                 providers=providers.get(host) or None)
+            _recorded, detail = state.apply(
+                record, claimed_by, host_resolver, deadline,
+                providers=providers.get(host) or None)
             action = ((ADDED if member else REMOVED) if detail is None
                       else PENDING)
         for item in items:
@@ -346,10 +317,10 @@ def _remove_stray(comparison, item, prune, client, deadline):
         return
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
-                                timeout=placement.time_left(deadline))
-    except placement.ProviderGone:
+                                timeout=peer.time_left(deadline))
+    except mirror_exc.ProviderGone:
         pass
-    except placement.PeerError as exc:
+    except mirror_exc.PeerError as exc:
         item.action, item.detail = FAILED, exc.detail
         return
     item.action = REMOVED
@@ -360,6 +331,6 @@ def _forget_deleted(comparison, differences):
     unfinished = {item.aggregate_uuid for item in differences
                   if item.action not in FIXED}
     for aggregate_uuid in sorted(comparison.deleted - unfinished):
-        if db_api.purge_mirror_aggregate(aggregate_uuid):
+        if db_mirror.purge_aggregate(aggregate_uuid):
             LOG.info('Deleted aggregate %s is gone from Placement; '
                      'forgotten.', aggregate_uuid)

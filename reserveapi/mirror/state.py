@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Desired aggregate membership, and the queue that applies it.
 
 Every change is committed to our database before Placement is called,
@@ -15,28 +27,21 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from reserveapi import conf as reserveapi_conf
-from reserveapi.common import exception
-from reserveapi.db import api as db_api
+import reserveapi.conf
+from reserveapi.db import mirror as db_mirror
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import hosts
+from reserveapi.mirror import peer
 from reserveapi.mirror import placement
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi_conf.CONF
+CONF = reserveapi.conf.CONF
 
-PENDING = db_api.MIRROR_PENDING
-SYNCED = db_api.MIRROR_SYNCED
-SORT_KEYS = db_api.MIRROR_AGGREGATE_SORT_KEYS
+# What lists may be sorted by: columns of the aggregates table.
+SORT_KEYS = ('uuid', 'created_at', 'updated_at')
 RETRY_BATCH = 50
 OVERTAKEN = ('The membership changed while this change was being applied; '
              'the newest one is applied next.')
-
-
-class HostHasNoProvider(exception.ReserveapiException):
-    """Nothing to put in the aggregate yet: the host stays pending."""
-
-    msg_fmt = 'Host %(host)s has no resource provider in Placement yet.'
-
 
 _resolvers = {}
 
@@ -49,14 +54,9 @@ def resolver(inline=False):
     """
     if inline not in _resolvers:
         timeout = (CONF.mirror.inline_timeout or None) if inline else None
-        client = placement.PlacementClient(conf=CONF, timeout=timeout)
-        _resolvers[inline] = hosts.HostResolver(client, conf=CONF)
+        _resolvers[inline] = hosts.HostResolver(
+            placement.PlacementClient(timeout=timeout))
     return _resolvers[inline]
-
-
-def reset_clients():
-    """Forget the shared clients, for a changed configuration."""
-    _resolvers.clear()
 
 
 def new_claim():
@@ -73,24 +73,39 @@ def _inline_claim():
     return new_claim() if CONF.mirror.inline_timeout else (None, None)
 
 
+def _inline_deadline():
+    """One deadline for all the Placement calls of an API request."""
+    return peer.deadline_for(CONF.mirror.inline_timeout)
+
+
 def join(aggregate_uuid, host):
-    """Host joins the aggregate; its row, ``synced`` or ``pending``."""
+    """Host joins the aggregate; its row, ``synced`` or ``pending``.
+
+    :raises: DBError; never for Placement.
+    """
     return _change_membership(aggregate_uuid, host, True)
 
 
 def leave(aggregate_uuid, host):
-    """Host leaves the aggregate; its row, ``synced`` or ``pending``."""
+    """Host leaves the aggregate; its row, ``synced`` or ``pending``.
+
+    :raises: DBError; never for Placement.
+    """
     return _change_membership(aggregate_uuid, host, False)
 
 
 def _change_membership(aggregate_uuid, host, member):
+    """Two transactions: store the change, then record how applying it
+    went; the second one answers with the row.
+    """
     claimed_by, claimed_until = _inline_claim()
-    record = db_api.set_mirror_membership(aggregate_uuid, host, member,
-                                          claimed_by, claimed_until)
-    if claimed_by is not None:
-        apply(record, claimed_by, resolver(inline=True), _inline_deadline())
-    aggregate = db_api.get_mirror_aggregate(aggregate_uuid)
-    return next(row for row in aggregate.hosts if row.host == host)
+    row = db_mirror.set_membership(aggregate_uuid, host, member,
+                                   claimed_by, claimed_until)
+    if claimed_by is None:
+        return row
+    applied, _reason = apply(row, claimed_by, resolver(inline=True),
+                             _inline_deadline())
+    return applied or row
 
 
 def delete_aggregate(aggregate_uuid):
@@ -100,67 +115,66 @@ def delete_aggregate(aggregate_uuid):
     other provider still in it leaves too (one an operator added, a node
     that moved to another host); a reconcile pass finishes that if
     Placement did not answer, and only then forgets the aggregate.
+
+    :raises: DBError; never for Placement.
     """
     claimed_by, claimed_until = _inline_claim()
-    leaving = db_api.delete_mirror_aggregate(aggregate_uuid, claimed_by,
-                                             claimed_until)
+    leaving = db_mirror.delete_aggregate(aggregate_uuid, claimed_by,
+                                         claimed_until)
     if claimed_by is not None:
         deadline = _inline_deadline()
-        for record in leaving:
-            apply(record, claimed_by, resolver(inline=True), deadline)
+        for row in leaving:
+            apply(row, claimed_by, resolver(inline=True), deadline)
         _remove_from_every_provider(aggregate_uuid, deadline)
-    return db_api.get_mirror_aggregate(aggregate_uuid)
-
-
-def _inline_deadline():
-    """One deadline for all the Placement calls of an API request."""
-    return placement.deadline_for(CONF.mirror.inline_timeout)
+    return db_mirror.get_aggregate(aggregate_uuid)
 
 
 def _remove_from_every_provider(aggregate_uuid, deadline):
     client = resolver(inline=True).placement
     try:
         members = client.aggregate_providers(
-            aggregate_uuid, timeout=placement.time_left(deadline))
+            aggregate_uuid, timeout=peer.time_left(deadline))
         for rp_uuid in sorted(members):
             try:
                 client.remove_aggregate(rp_uuid, aggregate_uuid,
-                                        timeout=placement.time_left(deadline))
-            except placement.ProviderGone:
+                                        timeout=peer.time_left(deadline))
+            except mirror_exc.ProviderGone:
                 continue
-    except placement.PeerError as exc:
+    except mirror_exc.PeerError as exc:
         LOG.warning('Deleted aggregate %(aggregate)s may remain on '
                     'providers of no host we know until the next '
                     'reconcile: %(error)s',
                     {'aggregate': aggregate_uuid, 'error': exc})
 
 
-def apply(record, claimed_by, host_resolver, deadline=None,
-          providers=None):
+def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
     """Make Placement agree with one claimed row; record the outcome.
 
     ``providers``, the host's providers when the caller resolved many
     hosts at once, spares a lookup (with Nova, a hypervisor listing) per
-    row. Returns None once the row is synced, else why it is still
-    pending (the worker retries it).
+    row. Returns the row as recorded, and None once it is synced or else
+    why it is still pending (the worker retries it).
+
+    :raises: DBError; never for Placement or Nova.
     """
     try:
-        _converge(host_resolver, record.aggregate_uuid, record.host,
-                  record.member, deadline, providers)
-    except (placement.PeerError, HostHasNoProvider) as exc:
+        _converge(host_resolver, row.aggregate_uuid, row.host, row.member,
+                  deadline, providers)
+    except mirror_exc.MirrorError as exc:
         LOG.warning('Host %(host)s %(action)s aggregate %(aggregate)s is '
                     'pending (attempt %(attempt)d): %(error)s',
-                    {'host': record.host,
-                     'action': 'joining' if record.member else 'leaving',
-                     'aggregate': record.aggregate_uuid,
-                     'attempt': record.attempts + 1, 'error': exc.detail})
-        db_api.finish_mirror_host(
-            record.id, record.version, claimed_by, error=exc.detail,
-            retry_at=timeutils.utcnow() + backoff(record.attempts))
-        return exc.detail
-    if db_api.finish_mirror_host(record.id, record.version, claimed_by):
-        return None
-    return OVERTAKEN
+                    {'host': row.host,
+                     'action': 'joining' if row.member else 'leaving',
+                     'aggregate': row.aggregate_uuid,
+                     'attempt': row.attempts + 1, 'error': exc.detail})
+        recorded = db_mirror.finish_host(
+            row.id, row.version, claimed_by, error=exc.detail,
+            retry_at=timeutils.utcnow() + backoff(row.attempts))
+        return recorded, exc.detail
+    recorded = db_mirror.finish_host(row.id, row.version, claimed_by)
+    if recorded is not None and recorded.synced:
+        return recorded, None
+    return recorded, OVERTAKEN
 
 
 def backoff(attempts):
@@ -175,7 +189,7 @@ def _converge(host_resolver, aggregate_uuid, host, member, deadline,
     try:
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
                                deadline, providers)
-    except placement.ProviderGone:
+    except mirror_exc.ProviderGone:
         # The host's providers changed under us: resolve it again, once.
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
                                deadline)
@@ -185,14 +199,13 @@ def _change_every_provider(host_resolver, aggregate_uuid, host, member,
                            deadline, providers=None):
     if providers is None:
         providers = host_resolver.providers_for_host(
-            host, timeout=placement.time_left(deadline))
+            host, timeout=peer.time_left(deadline))
     if member and not providers:
-        raise HostHasNoProvider(host=host)
+        raise mirror_exc.HostHasNoProvider(host=host)
     client = host_resolver.placement
     change = client.add_aggregate if member else client.remove_aggregate
     for rp_uuid in providers:
-        change(rp_uuid, aggregate_uuid,
-               timeout=placement.time_left(deadline))
+        change(rp_uuid, aggregate_uuid, timeout=peer.time_left(deadline))
 
 
 def retry_pending():
@@ -200,18 +213,21 @@ def retry_pending():
 
     Returns ``(synced, still_pending)`` counts. A batch stops early when
     its claim runs out, leaving the rest to whoever claims them next.
+
+    :raises: DBError; never for Placement or Nova.
     """
     synced = still_pending = 0
     while True:
         claimed_by, claimed_until = new_claim()
-        batch = db_api.claim_mirror_hosts(claimed_by, claimed_until,
-                                          RETRY_BATCH)
-        providers = _resolve_hosts({record.host for record in batch})
-        for record in batch:
+        batch = db_mirror.claim_hosts(claimed_by, claimed_until,
+                                      RETRY_BATCH)
+        providers = _resolve_hosts({row.host for row in batch})
+        for row in batch:
             if timeutils.utcnow() >= claimed_until:
                 break
-            if apply(record, claimed_by, resolver(),
-                     providers=providers.get(record.host)) is None:
+            _recorded, reason = apply(row, claimed_by, resolver(),
+                                      providers=providers.get(row.host))
+            if reason is None:
                 synced += 1
             else:
                 still_pending += 1
@@ -231,19 +247,24 @@ def _resolve_hosts(hosts):
         return {}
     try:
         return resolver().providers_for_hosts(sorted(hosts))
-    except placement.PeerError:
+    except mirror_exc.PeerError:
         return {}
 
 
 def get_aggregate(aggregate_uuid):
-    return db_api.get_mirror_aggregate(aggregate_uuid)
+    """:raises: AggregateNotFound"""
+    return db_mirror.get_aggregate(aggregate_uuid)
 
 
 def list_aggregates(limit=None, marker=None, sort_key='uuid',
                     sort_dir='asc'):
-    return db_api.list_mirror_aggregates(limit, marker, sort_key, sort_dir)
+    """Aggregates with all their host rows, deleted ones included.
+
+    :raises: Invalid for an unknown marker.
+    """
+    return db_mirror.list_aggregates(limit, marker, sort_key, sort_dir)
 
 
-def status():
+def get_status():
     """Counts of synced and pending rows, and the oldest pending one."""
-    return db_api.mirror_status()
+    return db_mirror.get_status()

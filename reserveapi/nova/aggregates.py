@@ -57,7 +57,6 @@ from urllib import parse
 from nova.api.openstack import wsgi as nova_wsgi
 import nova.conf
 from oslo_log import log as logging
-import webob
 
 from reserveapi import client
 from reserveapi.nova import conf as reserveapi_conf
@@ -111,9 +110,8 @@ def _requested_change(environ):
         return _Change(DELETE, aggregate_id, prefix)
     if method != 'POST' or not match.group('action'):
         return None
-    # webob leaves the body re-readable for Nova.
     try:
-        body = json.loads(webob.Request(environ).body)
+        body = json.loads(_read_body(environ))
     except ValueError:
         return None
     if not isinstance(body, dict) or len(body) != 1:
@@ -125,6 +123,35 @@ def _requested_change(environ):
     if not isinstance(host, str):
         return None
     return _Change(kind, aggregate_id, prefix, host)
+
+
+def _read_body(environ):
+    """The request body, left in ``environ`` for Nova to read again."""
+    length = environ.get('CONTENT_LENGTH')
+    if length:
+        body = environ['wsgi.input'].read(int(length))
+    elif environ.get('wsgi.input_terminated'):
+        body = environ['wsgi.input'].read()
+    else:
+        body = b''
+    environ['wsgi.input'] = io.BytesIO(body)
+    return body
+
+
+def _call(application, environ):
+    """``(status, body)`` of a WSGI call, its iterable closed."""
+    statuses = []
+
+    def start_response(status, headers, exc_info=None):
+        statuses.append(status)
+
+    app_iter = application(environ, start_response)
+    try:
+        body = b''.join(app_iter)
+    finally:
+        if hasattr(app_iter, 'close'):
+            app_iter.close()
+    return statuses[-1], body
 
 
 def _uuid_in(body):
@@ -244,17 +271,17 @@ class AggregateMirror:
             'HTTP_OPENSTACK_API_VERSION': 'compute %s' % UUID_MICROVERSION,
         })
         try:
-            response = webob.Request(environ).get_response(self.application)
+            status, body = _call(self.application, environ)
         except Exception as error:
             # Nova's own request must still go on.
             raise _NoAggregateUuid('GET of aggregate %s failed: %s'
                                    % (change.aggregate_id, error))
-        uuid = _uuid_in(response.body) if response.status_int == 200 else None
+        uuid = _uuid_in(body) if status.startswith('200') else None
         if uuid is None:
             raise _NoAggregateUuid('GET of aggregate %s at microversion %s '
-                                    'answered %s' % (change.aggregate_id,
-                                                     UUID_MICROVERSION,
-                                                     response.status))
+                                   'answered %s' % (change.aggregate_id,
+                                                    UUID_MICROVERSION,
+                                                    status))
         return uuid
 
     def _warn(self, change, reason):

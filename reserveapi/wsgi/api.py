@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """WSGI entry point for uWSGI, gunicorn or mod_wsgi.
 
 Reads the config file named by RESERVEAPI_CONFIG_FILE, default
@@ -9,8 +21,13 @@ Reads the config file named by RESERVEAPI_CONFIG_FILE, default
 import os
 import threading
 
+from oslo_log import log
+
 from reserveapi.api import app
 from reserveapi.common import service
+from reserveapi.mirror import credentials
+
+LOG = log.getLogger(__name__)
 
 CONFIG_FILE_ENV = 'RESERVEAPI_CONFIG_FILE'
 DEFAULT_CONFIG_FILE = '/etc/reserveapi/reserveapi.conf'
@@ -24,9 +41,14 @@ def init_application():
     with _lock:
         if _application is None:
             config_file = os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE)
-            conf = service.prepare_service(
-                [], default_config_files=[config_file])
-            _application = app.setup_app(conf)
+            service.prepare_service([], default_config_files=[config_file])
+            try:
+                credentials.check_placement_at_startup()
+            except credentials.MissingCredentials as exc:
+                # One clear line in the log, then refuse to load.
+                LOG.critical('%s', exc)
+                raise
+            _application = app.setup_app()
     return _application
 
 

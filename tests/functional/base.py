@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Database test bases on SQLite and, opportunistically, on PostgreSQL
 and MariaDB/MySQL, in oslo.db's style.
 
@@ -17,9 +29,8 @@ from keystonemiddleware import auth_token
 from oslo_db.sqlalchemy import test_fixtures
 import webtest
 
-from reserveapi import conf
 from reserveapi.api import app
-from reserveapi.db import api as db_api
+from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
 from tests import base
@@ -34,7 +45,7 @@ class _MigratedSchema(test_fixtures.GeneratesSchemaFromMigrations,
     """One schema per backend, built by our migrations, emptied per test."""
 
     def get_per_test_enginefacade(self):
-        return db_api.main_context_manager
+        return db_base.main_context_manager
 
     def generate_schema_migrations(self, engine):
         migration.upgrade(engine=engine)
@@ -58,23 +69,28 @@ class PostgresqlFixture(_MigratedSchema,
     pass
 
 
+# testscenarios variants of a DBTestCase, one per backend; the backend
+# names end the test ids ("test_x(PostgreSQL)"), which .ci/run counts.
+SQLITE = ('SQLite', {'FIXTURE': SQLiteFixture})
+POSTGRESQL = ('PostgreSQL', {'FIXTURE': PostgresqlFixture})
+MYSQL = ('MySQL', {'FIXTURE': MySQLFixture})
+EVERY_BACKEND = [SQLITE, POSTGRESQL, MYSQL]
+# Where several connections really race: not SQLite, whose test database
+# is one shared connection.
+SERVER_BACKENDS = [POSTGRESQL, MYSQL]
+
+
 class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
-    """Runs on SQLite; subclasses pick another FIXTURE for other backends."""
+    """Runs on SQLite; ``scenarios = EVERY_BACKEND`` (or another list of
+    backends) runs a class on each.
+    """
 
     FIXTURE = SQLiteFixture
     SKIP_ON_UNAVAILABLE_DB = not os.environ.get(REQUIRE_BACKENDS_ENV)
 
     @property
     def engine(self):
-        return db_api.get_engine()
-
-
-class MySQLMixin:
-    FIXTURE = MySQLFixture
-
-
-class PostgresqlMixin:
-    FIXTURE = PostgresqlFixture
+        return db_base.get_engine()
 
 
 class APITestCase(DBTestCase):
@@ -90,7 +106,7 @@ class APITestCase(DBTestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'keystonemiddleware.auth_token.AuthProtocol',
             lambda app, conf: app))
-        self.app = webtest.TestApp(app.setup_app(conf.CONF))
+        self.app = webtest.TestApp(app.setup_app())
 
     @staticmethod
     def headers_for(roles, project_id=PROJECT_ID):

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Node inventories for functional tests.
 
 Tests describe nodes the way Ironic's ``GET /v1/nodes?detail=True``
@@ -35,7 +47,7 @@ def node(name, resource_class='baremetal-gold', memory_mb=8192, cpus=8,
          instance_uuid=None, owner=None, lessee=None, conductor_group='',
          uuid=None, ironic_traits=False):
     """One node as Ironic lists it; the defaults make an eligible node
-    that DESIGN.md's example request spec matches.
+    that the example request spec (tests/examples.py) matches.
 
     ``ironic_traits`` writes traits in Ironic's ``[{"trait": ...}]`` form.
     """
@@ -79,25 +91,6 @@ def sync(test, nodes):
     """Write ``nodes``, point the config at them and sync; the counts."""
     use(test, nodes)
     return inventory_sync.sync()
-
-
-# DESIGN.md's example request spec; the default node() satisfies it, with
-# 31 GiB of disk needed (20 root + 10 ephemeral + 2 MiB swap rounded up).
-EXAMPLE_SPEC = {
-    'memory_mb': 1024, 'vcpus': 8, 'vcpu_weight': None, 'root_gb': 20,
-    'ephemeral_gb': 10, 'swap': 2, 'rxtx_factor': 1.0,
-    'extra_specs': {
-        'capabilities': 'supports_uefi,has_gpu',
-        'capabilities:boot_mode': 'uefi',
-        'resources:CUSTOM_BAREMETAL_GOLD': '1',
-        'trait:CUSTOM_RAID': 'required',
-    },
-    'image': {
-        'id': 'b5b2e7a3-4f0c-4c9e-9d1a-3e6f8a2c1d40',
-        'properties': {'hw_architecture': 'x86_64',
-                       'trait:HW_CPU_X86_AVX2': 'required'},
-    },
-}
 
 
 def manage(test, *argv):

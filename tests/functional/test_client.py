@@ -1,5 +1,18 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import itertools
 import json
 import time
 import uuid
@@ -7,13 +20,13 @@ import uuid
 from keystoneauth1 import session as ks_session
 
 from reserveapi import client
-from reserveapi import conf
 from reserveapi.api import app
 from tests import base as tests_base
-from tests.functional import aggregates
+from tests import examples
 from tests.functional import base
-from tests.functional import fixtures as peer_fixtures
 from tests.functional import inventory
+from tests.functional.fixtures import loopback
+from tests.functional.mirror import base as mirror_base
 
 
 class TestReservationClient(base.DBTestCase):
@@ -23,14 +36,14 @@ class TestReservationClient(base.DBTestCase):
         self.config(auth_strategy='noauth', group='api')
         inventory.sync(self, [inventory.node('node-%d' % index)
                               for index in range(2)])
-        self.server = self.useFixture(peer_fixtures.LoopbackServer(
-            app.setup_app(conf.CONF)))
+        self.server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
         self.client = client.ReservationClient(
             ks_session.Session(), endpoint_override=self.server.url)
 
     def _reserve(self, instance_uuid, host='compute-1'):
         return self.client.reserve(instance_uuid, host,
-                                   inventory.EXAMPLE_SPEC)
+                                   examples.REQUEST_SPEC)
 
     def test_reservation_lifecycle(self):
         instance_uuid = str(uuid.uuid4())
@@ -128,7 +141,7 @@ class TestClientFailures(tests_base.TestCase):
         super().setUp()
         self.service = _Unavailable()
         self.server = self.useFixture(
-            peer_fixtures.LoopbackServer(self.service))
+            loopback.LoopbackServer(self.service))
         self.client = client.ReservationClient(
             ks_session.Session(), endpoint_override=self.server.url)
 
@@ -166,12 +179,12 @@ class TestClientFailures(tests_base.TestCase):
         self.assertEqual([], self.service.calls)
 
 
-class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
+class TestAggregateMirrorClient(mirror_base.MirrorAPITestCase):
 
     def setUp(self):
         super().setUp()
         self.provider = self.placement.create_provider(name='compute-1')
-        server = self.useFixture(peer_fixtures.LoopbackServer(self.app.app))
+        server = self.useFixture(loopback.LoopbackServer(self.app.app))
         self.client = client.AggregateMirrorClient(
             ks_session.Session(), endpoint_override=server.url,
             additional_headers=self.admin_headers)
@@ -199,3 +212,63 @@ class TestAggregateMirrorClient(aggregates.MirrorAPITestCase):
                          self.client.get(self.aggregate)['hosts'][0]['state'])
         self.assertEqual({self.aggregate},
                          self.placement.aggregates(self.provider))
+
+    def test_list_and_sync(self):
+        self.config(max_limit=1, group='api')
+        other = mirror_base.new_uuid()
+        for aggregate in (self.aggregate, other):
+            self.client.add_host(aggregate, 'compute-1')
+        self.assertEqual(sorted([self.aggregate, other]),
+                         [agg['uuid'] for agg in self.client.list()])
+        (first,) = itertools.islice(self.client.list(sort_dir='desc'), 1)
+        self.assertEqual(max(self.aggregate, other), first['uuid'])
+
+        self.placement.set_aggregates(self.provider, [])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}],
+            dry_run=True)
+        self.assertEqual((True, False), (report['dry_run'],
+                                         report['in_sync']))
+        self.assertEqual([('compute-1', 'missing', 'none')],
+                         [(item['host'], item['difference'], item['action'])
+                          for item in report['differences']])
+        report = self.client.sync(
+            [{'uuid': self.aggregate, 'hosts': ['compute-1']}])
+        self.assertEqual(['added'], [item['action']
+                                     for item in report['differences']])
+        self.assertEqual({self.aggregate},
+                         self.placement.aggregates(self.provider))
+
+
+class TestNodeClient(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(auth_strategy='noauth', group='api')
+        self.config(max_limit=2, group='api')
+        inventory.sync(self, [
+            inventory.node('node-%d' % index,
+                           maintenance=index == 4) for index in range(5)])
+        server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
+        self.client = client.NodeClient(ks_session.Session(),
+                                        endpoint_override=server.url)
+
+    def test_list_follows_next_links_with_filters(self):
+        names = [node['name'] for node in self.client.list(sort_key='name')]
+        self.assertEqual(['node-%d' % index for index in range(5)], names)
+        self.assertEqual(['node-4'], [node['name'] for node in
+                                      self.client.list(maintenance='true')])
+
+    def test_marker_and_limit(self):
+        names = [node['name'] for node in self.client.list(
+            sort_key='name', limit=1,
+            marker=inventory.node_uuid('node-2'))]
+        self.assertEqual(['node-3', 'node-4'], names)
+
+    def test_get_by_name_or_uuid(self):
+        by_name = self.client.get('node-3')
+        self.assertEqual(inventory.node_uuid('node-3'), by_name['uuid'])
+        self.assertEqual(by_name, self.client.get(by_name['uuid']))
+        error = self.assertRaises(client.NotFound, self.client.get, 'nope')
+        self.assertEqual('reserveapi.node_not_found', error.code)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Many hosts reserving at once, through several API processes.
 
 gunicorn runs the production WSGI entry point with two worker processes
@@ -19,7 +31,8 @@ import uuid
 
 import fixtures
 
-from reserveapi.db import api as db_api
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
 
@@ -59,12 +72,13 @@ def _free_port():
         return sock.getsockname()[1]
 
 
-class _ConcurrentReservationsMixin:
+class TestConcurrentReservations(base.DBTestCase):
+    scenarios = base.SERVER_BACKENDS
 
     def setUp(self):
         super().setUp()
         nodes = [_pool_node(index) for index in range(POOL_SIZE)]
-        db_api.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
+        db_nodes.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
             node) for node in nodes})
         self.pool = {node['uuid'] for node in nodes}
         self.port = _free_port()
@@ -150,18 +164,6 @@ class _ConcurrentReservationsMixin:
                     if status == 409}
         self.assertEqual({'reserveapi.no_valid_node'}, refusals)
 
-        live = db_api.list_reservations({'state': 'reserved'})
+        live = db_reservations.list_reservations({'state': 'reserved'})
         self.assertEqual(POOL_SIZE, len(live))
         self.assertEqual(self.pool, {r.node_uuid for r in live})
-
-
-class TestConcurrentReservationsPostgreSQL(_ConcurrentReservationsMixin,
-                                          base.PostgresqlMixin,
-                                          base.DBTestCase):
-    pass
-
-
-class TestConcurrentReservationsMySQL(_ConcurrentReservationsMixin,
-                                     base.MySQLMixin,
-                                     base.DBTestCase):
-    pass

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Inventory sync: the database follows the inventory document, reserved
 nodes are never dropped, and a broken document changes nothing.
 """
@@ -10,6 +22,7 @@ import fixtures
 
 from reserveapi.common import exception
 from reserveapi.inventory import sync as inventory_sync
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -20,6 +33,7 @@ def counts(added=0, updated=0, unchanged=0, removed=0, flagged=0):
 
 
 class TestInventorySync(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -37,7 +51,7 @@ class TestInventorySync(base.APITestCase):
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
             'candidate_nodes': [node_name],
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, response.status_int, response.text)
         return response.json['uuid']
 
@@ -93,7 +107,7 @@ class TestInventorySync(base.APITestCase):
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
             'candidate_nodes': ['node-1'],
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertError(response, 409, 'reserveapi.no_valid_node')
         # Released: the next sync drops it.
         self.assertEqual(counts(removed=1, unchanged=1),
@@ -117,7 +131,7 @@ class TestInventorySync(base.APITestCase):
             inventory.node('node-3', power_state=None)]))
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         error = self.assertError(response, 409, 'reserveapi.no_valid_node')
         self.assertEqual('No valid node: 3 nodes: 1 not available, 1 in an '
                          'unknown power state, 1 in maintenance',
@@ -127,7 +141,7 @@ class TestInventorySync(base.APITestCase):
             'POST', '/v1/reservations', {
                 'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
                 'candidate_nodes': ['node-1'],
-                'request_spec': inventory.EXAMPLE_SPEC}).json['node_name'])
+                'request_spec': examples.REQUEST_SPEC}).json['node_name'])
 
     def test_reserved_node_changing_keeps_its_reservation(self):
         reservation = self.reserve('node-1')
@@ -163,6 +177,20 @@ class TestInventorySync(base.APITestCase):
         self.config(file=path, group='inventory')
         self.assertRaises(exception.Invalid, inventory_sync.sync)
         self.assertEqual(before, self.nodes())
+
+    def test_each_complete_sync_is_recorded(self):
+        first = inventory_sync.last_sync()
+        self.assertEqual(('file', 3), (first.source, first.nodes))
+        inventory.sync(self, self.first[:2])
+        second = inventory_sync.last_sync()
+        self.assertEqual(2, second.nodes)
+        self.assertGreater(second.synced_at, first.synced_at)
+
+    def test_a_broken_document_is_not_a_sync(self):
+        before = inventory_sync.last_sync()
+        inventory.use(self, [inventory.node('node-4', cpus='many')])
+        self.assertRaises(exception.Invalid, inventory_sync.sync)
+        self.assertEqual(before, inventory_sync.last_sync())
 
     def test_json_document(self):
         path = inventory.use(self, [inventory.node('node-9')],
@@ -200,11 +228,3 @@ class TestInventorySync(base.APITestCase):
         self.assertEqual(1, code)
         self.assertIn('missing.yaml', err)
         self.assertEqual(before, self.nodes())
-
-
-class TestInventorySyncPostgreSQL(base.PostgresqlMixin, TestInventorySync):
-    pass
-
-
-class TestInventorySyncMySQL(base.MySQLMixin, TestInventorySync):
-    pass

@@ -170,21 +170,35 @@ class TestReset(base.IronicTestCase):
         node = self.ironic.create_node(traits=['CUSTOM_A'])
         self.ironic.make_available([node])
 
-    def test_reset_while_a_node_cleans_is_safe(self):
+    def test_reset_while_a_node_cleans_restarts_ironic(self):
         node = self.ironic.create_node(automated_clean=True)
         self.ironic.make_available([node])
         self.ironic.deploy(node, str(uuidlib.uuid4()))
         self.ironic.set_provision_state(node, 'deleted')
         self.ironic.wait_for([node], provision_state='cleaning',
                              settled=False, timeout=10)
+        ironic_pid = self.ironic._process.pid
 
-        since = self.ironic.log_position()
         self.assertEqual(1, self.ironic.reset(settle_timeout=0))
 
-        # The cleaning thread ends without bringing the node back, and
-        # Ironic goes on as before.
-        self.ironic.wait_for_log(
-            'Node %s could not be found' % node['uuid'], since=since)
+        self.assertNotEqual(ironic_pid, self.ironic._process.pid)
+        self.assertEqual([], _live_group_members(ironic_pid))
         self.assertEqual([], self.ironic.list_nodes())
         node = self.ironic.create_node()
         self.ironic.make_available([node])
+
+    def test_reset_waits_for_cleaning_to_end(self):
+        node, = self.ironic.seed_nodes(1, automated_clean=True)
+        self.ironic.deploy(node, str(uuidlib.uuid4()))
+        self.ironic.set_provision_state(node, 'deleted')
+        self.ironic.wait_for([node], provision_state='cleaning',
+                             settled=False, timeout=10)
+        ironic_pid = self.ironic._process.pid
+        since = self.ironic.log_position()
+
+        self.assertEqual(0, self.ironic.reset())
+
+        self.assertEqual(ironic_pid, self.ironic._process.pid)
+        self.assertIn('moved to provision state "available" from state '
+                      '"cleaning"', self.ironic.read_log(since))
+        self.assertEqual([], self.ironic.list_nodes())

@@ -158,6 +158,16 @@ class TestClaims(base.IronicTestCase):
             released['instance_uuid'], released['instance_info'],
             released['provision_state']))
 
+    def test_fake_deploy_takes_a_glance_image_uuid(self):
+        node, = self.ironic.seed_nodes(1)
+        self.ironic.update_node(
+            node, instance_uuid=str(uuidlib.uuid4()),
+            instance_info={'image_source': str(uuidlib.uuid4())})
+
+        self.ironic.set_provision_state(node, 'active')
+
+        self.ironic.wait_for([node], provision_state='active')
+
     def test_deploy_refuses_instance_traits_the_node_lacks(self):
         node, = self.ironic.seed_nodes(1, traits=['CUSTOM_HAVE'])
         self.ironic.update_node(
@@ -208,6 +218,17 @@ class TestTeardown(base.IronicTestCase):
         self.ironic.wait_for([node], provision_state='available')
 
         self.assertIsNone(self.ironic.get_node(node)['instance_uuid'])
+
+    def test_retired_cannot_be_set_on_an_available_node(self):
+        available, manageable = self.ironic.seed_nodes(
+            2, provision_state=lambda i: ('available', 'manageable')[i])
+
+        refused = self.ironic.update_node(available, expected=None,
+                                          retired=True)
+        retired = self.ironic.update_node(manageable, retired=True).json()
+
+        self.assertEqual(409, refused.status_code)
+        self.assertTrue(retired['retired'])
 
     def test_only_a_claimed_node_cannot_be_deleted(self):
         claimed, available = self.ironic.seed_nodes(

@@ -32,7 +32,7 @@ from nova.tests.functional.api import client as nova_client
 from placement import deploy as placement_deploy
 from wsgi_intercept import interceptor
 
-from tests.functional.fixtures import LoopbackServer
+from tests.functional.fixtures.loopback import LoopbackServer
 from tests.nova import base
 from tests.nova import reserveapi_service
 

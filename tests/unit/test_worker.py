@@ -1,5 +1,20 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """reserveapi-worker --once: every job runs, a failure is reported."""
 
+import logging
+
+import fixtures
 from oslotest import base
 
 from reserveapi.cmd import worker
@@ -23,3 +38,26 @@ class TestRunOnce(base.BaseTestCase):
         self.assertEqual(0, worker.run_once(
             [('fine', 1, lambda: ran.append('fine'))]))
         self.assertEqual(['fine'], ran)
+
+
+class TestTraced(base.BaseTestCase):
+    """The daemon's jobs say when they start and finish, at DEBUG."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='reserveapi.cmd.worker', level=logging.DEBUG))
+
+    def test_start_and_finish(self):
+        ran = []
+        worker._traced('inventory-sync', lambda: ran.append(1))()
+        self.assertEqual([1], ran)
+        self.assertEqual('Running inventory-sync\nFinished inventory-sync\n',
+                         self.log.output)
+
+    def test_a_failure_propagates_unfinished(self):
+        def broken():
+            raise RuntimeError('database is gone')
+
+        self.assertRaises(RuntimeError, worker._traced('mirror-retry', broken))
+        self.assertEqual('Running mirror-retry\n', self.log.output)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Throwaway databases for the benchmark, and the raw SQL it runs.
 
 Each backend gets a database of its own, created for the run and dropped
@@ -286,7 +298,7 @@ _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
 
 
 def _eligible_where(resource_class):
-    """The eligibility rules of reserveapi/db/api.py, as plain SQL."""
+    """The eligibility rules of reserveapi/db/matching.py, as plain SQL."""
     clauses = ["n.provision_state = 'available'",
                'n.power_state IS NOT NULL',
                'n.maintenance = %s', 'n.retired = %s', 'n.vanished = %s',

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Measure the aggregate mirror against the real Placement service.
 
 Runs Placement from the openstack-placement package on loopback (the
@@ -71,7 +83,7 @@ def main():
         conf_fixture.config(group='mirror', backoff_base=1, backoff_max=1)
         placement.configure(conf_fixture)
         migration.upgrade()
-        api = webtest.TestApp(app.setup_app(conf.CONF))
+        api = webtest.TestApp(app.setup_app())
         aggregate = str(uuid.uuid4())
         placement.create_provider(name='compute-0')
 
@@ -104,7 +116,7 @@ def main():
                            headers=HEADERS, status=202)
         time.sleep(1.1)  # let the back-off of every pending change run out
         placement.start()
-        retry = dict((name, job) for name, _i, job in worker.jobs(conf.CONF))
+        retry = dict((name, job) for name, _i, job in worker.jobs())
         start = time.perf_counter()
         retry['mirror-retry']()
         converged = (time.perf_counter() - start) * 1000

@@ -1,4 +1,16 @@
 #!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Profile ``POST /v1/reservations`` in-process, without HTTP.
 
 Run the benchmark with ``--keep`` first, then point this at the config
@@ -29,7 +41,10 @@ import webtest
 
 from reserveapi.api import app as app_mod
 from reserveapi.common import service
-from reserveapi.db import api as db_api
+import reserveapi.conf
+from reserveapi.db import base as db_base
+
+CONF = reserveapi.conf.CONF
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -100,12 +115,12 @@ def main(argv=None):
     output = pathlib.Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # The service logs every reservation: keep that out of the report.
-    conf = service.prepare_service([
+    service.prepare_service([
         '--config-file', args.config_file,
         '--log-file', str(output.with_suffix('.log'))])
-    conf.set_override('auth_strategy', 'noauth', group='api')
-    client = webtest.TestApp(app_mod.setup_app(conf))
-    counter = SQLCounter(db_api.get_engine())
+    CONF.set_override('auth_strategy', 'noauth', group='api')
+    client = webtest.TestApp(app_mod.setup_app())
+    counter = SQLCounter(db_base.get_engine())
     _resource_class, spec = benchload.SPECS[args.spec]
 
     def reserve():

@@ -1,9 +1,21 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The API reference documents every route, and its samples are real.
 
-Routes come from the policy rules' operations (plus version discovery),
-so a new endpoint is caught the day its rule is added. Samples must be
-read by a functional test, which compares them with real responses or
-posts them as requests.
+Routes come from the controller tree itself (``routes.py``), so a new
+endpoint is caught the day it is written. Samples must be read by a
+functional test, which compares them with real responses or posts them
+as requests.
 """
 
 import glob
@@ -13,13 +25,12 @@ import re
 
 import testtools
 
-from reserveapi import policies
+from tests.functional.api import routes
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 SOURCE = os.path.join(ROOT, 'api-ref', 'source')
 SAMPLES = os.path.join(SOURCE, 'samples')
 FUNCTIONAL_TESTS = os.path.join(ROOT, 'tests', 'functional')
-VERSION_ROUTES = {('GET', '/'), ('GET', '/v1')}
 
 _REST_METHOD = re.compile(r'^\.\. rest_method:: +([A-Z]+) +(\S+)\s*$',
                           re.MULTILINE)
@@ -44,11 +55,7 @@ def _includes():
 
 
 def _routes():
-    routes = {_normalized(method, path) for method, path in VERSION_ROUTES}
-    for rule in policies.list_rules():
-        for operation in rule.operations:
-            routes.add(_normalized(operation['method'], operation['path']))
-    return routes
+    return {_normalized(method, path) for method, path in routes.routes()}
 
 
 def _samples():

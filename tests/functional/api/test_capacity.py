@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Capacity per resource class over the real WSGI app."""
 
 import uuid
@@ -10,6 +22,7 @@ SILVER = {'memory_mb': 65536, 'cpus': 32, 'local_gb': 960,
 
 
 class TestCapacity(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -124,11 +137,3 @@ class TestCapacity(base.APITestCase):
         response = self.request('GET', '/v1/capacity?resource_class=x')
         error = self.assertError(response, 400, 'reserveapi.invalid')
         self.assertIn('resource_class', error['detail'])
-
-
-class TestCapacityPostgreSQL(base.PostgresqlMixin, TestCapacity):
-    pass
-
-
-class TestCapacityMySQL(base.MySQLMixin, TestCapacity):
-    pass

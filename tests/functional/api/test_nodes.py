@@ -1,9 +1,22 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The node inventory over the real WSGI app."""
 
 import datetime
 import uuid
 
 from reserveapi.inventory import nodes as inventory_nodes
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 
@@ -32,7 +45,7 @@ class NodesTestCase(base.APITestCase):
         self.config(subset_size=1, group='matcher')
         reserved = self.request('POST', '/v1/reservations', {
             'instance_uuid': INSTANCE_UUID, 'host': HOST,
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, reserved.status_int, reserved.text)
         self.assertEqual('node-gold-1', reserved.json['node_name'])
         self.reservation = reserved.json
@@ -48,6 +61,7 @@ class NodesTestCase(base.APITestCase):
 
 
 class TestNodes(NodesTestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_show_by_uuid_and_name(self):
         by_name = self.get('/v1/nodes/node-gold-1')
@@ -82,6 +96,11 @@ class TestNodes(NodesTestCase):
         self.assertIsNone(unnamed['conductor_group'])
         self.assertEqual('CUSTOM_BAREMETAL_SILVER', self.get(
             '/v1/nodes/node-silver-1')['resource_class'])
+
+    def test_uuid_in_any_case(self):
+        node_uuid = inventory.node_uuid('node-gold-2')
+        self.assertEqual(self.get('/v1/nodes/' + node_uuid),
+                         self.get('/v1/nodes/' + node_uuid.upper()))
 
     def test_unknown_node_is_404(self):
         for ident in (str(uuid.uuid4()), 'node-platinum-1'):
@@ -216,11 +235,3 @@ class TestNodes(NodesTestCase):
         member = self.headers_for(['member'], project_id='any-project')
         self.assertError(self.request('GET', '/v1/nodes', headers=member),
                          403, 'reserveapi.forbidden')
-
-
-class TestNodesPostgreSQL(base.PostgresqlMixin, TestNodes):
-    pass
-
-
-class TestNodesMySQL(base.MySQLMixin, TestNodes):
-    pass

@@ -1,26 +1,53 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The policy matrix over the real WSGI app.
 
-Walks every rule ``reserveapi.policies.list_rules()`` registers, so a new
-rule is covered the day it is added: a caller with no role is refused
-with a 403 in the API-WG format, an admin never is.
+Walks every route of the controller tree (``routes.py``), so a new
+endpoint is covered the day it is written: it must have a policy rule, a
+caller with no role is refused with a 403 in the API-WG format, an admin
+never is.
 """
 
 import re
 import uuid
 
 from reserveapi import policies
+from tests import examples
 from tests.functional import base
 from tests.functional import inventory
+from tests.functional.api import routes
 
 _PARAM = re.compile(r'\{([^}]+)\}')
 WRITES = ('POST', 'PUT', 'PATCH')
 
 
+def rule_operations():
+    """``{(method, path template): [rule names]}`` from the policy rules."""
+    operations = {}
+    for rule in policies.list_rules():
+        for operation in rule.operations:
+            operations.setdefault(
+                (operation['method'], operation['path']), []).append(
+                rule.name)
+    return operations
+
+
 def operations():
-    """``(rule name, method, path template)`` for every documented route."""
-    return [(rule.name, operation['method'], operation['path'])
-            for rule in policies.list_rules()
-            for operation in rule.operations]
+    """``(rule names, method, path template)`` for every guarded route."""
+    rules = rule_operations()
+    return [(rules.get((method, path)), method, path)
+            for method, path in routes.routes()
+            if (method, path) not in routes.PUBLIC]
 
 
 def concrete(path):
@@ -32,6 +59,7 @@ def concrete(path):
 
 
 class TestPolicyMatrix(base.APITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def call(self, method, path, headers):
         body = {} if method in WRITES else None
@@ -42,6 +70,13 @@ class TestPolicyMatrix(base.APITestCase):
         for rule in policies.list_rules():
             self.assertTrue(rule.operations, rule.name)
             self.assertTrue(rule.name.startswith('reserveapi:'), rule.name)
+
+    def test_every_route_has_a_rule_and_every_rule_a_route(self):
+        self.assertEqual([], [(method, path)
+                              for rules, method, path in operations()
+                              if not rules])
+        self.assertEqual([], sorted(set(rule_operations())
+                                    - set(routes.routes())))
 
     def test_no_role_is_403(self):
         nobody = self.headers_for([])
@@ -73,9 +108,11 @@ class TestPolicyMatrix(base.APITestCase):
 
 
 class TestReaderAndService(base.APITestCase):
-    """DESIGN.md §4: writes need admin or service; a project reader reads
+    """The default policy: writes need admin or service; a project reader reads
     its own project's reservations; nodes and capacity need a reader.
     """
+
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -84,7 +121,7 @@ class TestReaderAndService(base.APITestCase):
         self.reader = self.headers_for(['reader'])
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-            'request_spec': inventory.EXAMPLE_SPEC})
+            'request_spec': examples.REQUEST_SPEC})
         self.assertEqual(201, response.status_int, response.text)
         self.path = '/v1/reservations/' + response.json['uuid']
 
@@ -103,7 +140,7 @@ class TestReaderAndService(base.APITestCase):
         refused = [
             self.request('POST', '/v1/reservations', {
                 'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
-                'request_spec': inventory.EXAMPLE_SPEC},
+                'request_spec': examples.REQUEST_SPEC},
                 headers=self.reader),
             self.request('PATCH', self.path, [
                 {'op': 'replace', 'path': '/state', 'value': 'active'}],
@@ -126,6 +163,24 @@ class TestReaderAndService(base.APITestCase):
         self.assertError(self.request('GET', self.path, headers=stranger),
                          404, 'reserveapi.reservation_not_found')
 
+    def test_another_projects_marker_is_unknown(self):
+        """Refused exactly as a marker that does not exist: a 200 would
+        tell the stranger that the reservation exists."""
+        stranger = self.headers_for(['reader'], project_id='someone-else')
+        marker = self.path.rsplit('/', 1)[1]
+        missing = '00000000-0000-4000-8000-000000000000'
+        theirs = self.assertError(
+            self.request('GET', '/v1/reservations?marker=' + marker,
+                         headers=stranger), 400, 'reserveapi.invalid')
+        unknown = self.assertError(
+            self.request('GET', '/v1/reservations?marker=' + missing,
+                         headers=stranger), 400, 'reserveapi.invalid')
+        self.assertEqual(unknown['detail'].replace(missing, marker),
+                         theirs['detail'])
+        own = self.request('GET', '/v1/reservations?marker=' + marker,
+                           headers=self.reader)
+        self.assertEqual(200, own.status_int, own.text)
+
     def test_reader_without_a_project_sees_nothing(self):
         no_project = {'X-Roles': 'reader', 'X-User-Id': 'user',
                       'X-Identity-Status': 'Confirmed'}
@@ -137,7 +192,7 @@ class TestReaderAndService(base.APITestCase):
         created = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': 'compute-4',
             'project_id': base.PROJECT_ID,
-            'request_spec': inventory.EXAMPLE_SPEC}, headers=service)
+            'request_spec': examples.REQUEST_SPEC}, headers=service)
         self.assertEqual(201, created.status_int, created.text)
         path = '/v1/reservations/' + created.json['uuid']
         self.assertEqual(200, self.request('GET', path,
@@ -155,20 +210,3 @@ class TestReaderAndService(base.APITestCase):
                                            headers=service).status_int)
         self.assertEqual([], self.request('GET', '/v1/reservations').json[
             'reservations'])
-
-
-class TestPolicyMatrixPostgreSQL(base.PostgresqlMixin, TestPolicyMatrix):
-    pass
-
-
-class TestPolicyMatrixMySQL(base.MySQLMixin, TestPolicyMatrix):
-    pass
-
-
-class TestReaderAndServicePostgreSQL(base.PostgresqlMixin,
-                                     TestReaderAndService):
-    pass
-
-
-class TestReaderAndServiceMySQL(base.MySQLMixin, TestReaderAndService):
-    pass

@@ -1,7 +1,23 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Version discovery, microversion negotiation and the error format."""
 
+import fixtures
 from keystonemiddleware import opts as auth_token_opts
+import webtest
 
+from reserveapi import conf
+from reserveapi.api import app as app_mod
 from tests.functional import base
 
 
@@ -86,14 +102,14 @@ class TestErrors(base.APITestCase):
         self.assertError(response, 405, 'reserveapi.method_not_allowed')
 
     def test_missing_token_is_401_api_wg(self):
-        self.useFixture(base.fixtures.MonkeyPatch(
+        self.useFixture(fixtures.MonkeyPatch(
             'keystonemiddleware.auth_token.AuthProtocol',
             base.REAL_AUTH_PROTOCOL))
         for group, opts in auth_token_opts.list_auth_token_opts():
-            base.conf.CONF.register_opts(opts, group=group)
+            conf.CONF.register_opts(opts, group=group)
         self.config(www_authenticate_uri='https://keystone.example.com/v3',
                     group='keystone_authtoken')
-        app = base.webtest.TestApp(base.app.setup_app(base.conf.CONF))
+        app = webtest.TestApp(app_mod.setup_app())
         response = app.get('/v1', status='*')
         self.assertError(response, 401, 'reserveapi.unauthorized')
         self.assertIn('WWW-Authenticate', response.headers)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Migrations build the schema the models describe, on every backend."""
 
 from oslo_db.sqlalchemy import enginefacade
@@ -10,33 +22,12 @@ from reserveapi.db import models
 from tests import base
 from tests.functional import base as functional_base
 
-
-class _MigrationsMixin:
-
-    def test_walk_up_from_empty(self):
-        self.assertIsNone(migration.current(engine=self.engine))
-        migration.upgrade(engine=self.engine)
-        head = migration.current(engine=self.engine)
-        self.assertIsNotNone(head)
-        tables = set(sa.inspect(self.engine).get_table_names())
-        self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
-        migration.upgrade(engine=self.engine)
-        self.assertEqual(head, migration.current(engine=self.engine))
-
-
-class _ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
-
-    def get_engine(self):
-        return self.engine
-
-    def get_metadata(self):
-        return models.Base.metadata
-
-    def db_sync(self, engine):
-        migration.upgrade(engine=engine)
-
-    def include_object(self, object_, name, type_, reflected, compare_to):
-        return not (type_ == 'table' and name == 'alembic_version')
+# Fresh, empty databases: the migrations, not the test, build them.
+BACKENDS = [
+    ('SQLite', {'FIXTURE': test_fixtures.OpportunisticDbFixture}),
+    ('PostgreSQL', {'FIXTURE': test_fixtures.PostgresqlOpportunisticFixture}),
+    ('MySQL', {'FIXTURE': test_fixtures.MySQLOpportunisticFixture}),
+]
 
 
 class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
@@ -51,30 +42,38 @@ class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
         return enginefacade.writer.get_engine()
 
 
-class TestMigrationsSQLite(_MigrationsMixin, _EmptyDatabaseTestCase):
-    pass
+class TestMigrations(_EmptyDatabaseTestCase):
+    scenarios = BACKENDS
+
+    def test_walk_up_from_empty(self):
+        self.assertIsNone(migration.current(engine=self.engine))
+        migration.upgrade(engine=self.engine)
+        head = migration.current(engine=self.engine)
+        self.assertIsNotNone(head)
+        tables = set(sa.inspect(self.engine).get_table_names())
+        self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
+        migration.upgrade(engine=self.engine)
+        self.assertEqual(head, migration.current(engine=self.engine))
 
 
-class TestMigrationsPostgreSQL(_MigrationsMixin, _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+class TestModelsSync(test_migrations.ModelsMigrationsSync,
+                     _EmptyDatabaseTestCase):
+    scenarios = BACKENDS
+
+    def get_engine(self):
+        return self.engine
+
+    def get_metadata(self):
+        return models.Base.metadata
+
+    def db_sync(self, engine):
+        migration.upgrade(engine=engine)
+
+    def include_object(self, object_, name, type_, reflected, compare_to):
+        return not (type_ == 'table' and name == 'alembic_version')
 
 
-class TestMigrationsMySQL(_MigrationsMixin, _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.MySQLOpportunisticFixture
-
-
-class TestModelsSyncSQLite(_ModelsMigrationsSyncMixin,
-                           _EmptyDatabaseTestCase):
-    pass
-
-
-class TestModelsSyncPostgreSQL(_ModelsMigrationsSyncMixin,
-                               _EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
-
-
-class TestModelsSyncMySQL(_ModelsMigrationsSyncMixin,
-                          _EmptyDatabaseTestCase):
+class TestMySQLTables(_EmptyDatabaseTestCase):
     FIXTURE = test_fixtures.MySQLOpportunisticFixture
 
     def test_tables_are_utf8mb4(self):

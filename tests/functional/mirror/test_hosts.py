@@ -1,14 +1,27 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Host → providers, with Placement real and Nova faked."""
 
 import uuid
 
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import hosts
-from reserveapi.mirror import placement
-from tests.functional import mirror
+from reserveapi.mirror import nova
 from tests.functional.fixtures import nova as nova_fixture
+from tests.functional.mirror import base as mirror_base
 
 
-class HostsTestCase(mirror.MirrorTestCase):
+class HostsTestCase(mirror_base.MirrorTestCase):
 
     page_size = 1000
 
@@ -19,8 +32,7 @@ class HostsTestCase(mirror.MirrorTestCase):
             link_base='http://compute.example.invalid/v2.1'))
         self.nova.configure(self.conf_fixture)
         self.conf_fixture.config(group='mirror', resolve_hosts_via_nova=True)
-        self.resolver = hosts.HostResolver(self.client,
-                                           conf=self.conf_fixture.conf)
+        self.resolver = hosts.HostResolver(self.client)
 
     def ironic_node(self, host):
         """A node Nova reports for ``host``, and its provider, named after
@@ -98,7 +110,7 @@ class TestHostResolver(HostsTestCase):
         aggregate = str(uuid.uuid4())
 
         self.assertEqual([node], self.resolver.providers_for_host('ironic-1'))
-        self.assertRaises(placement.ProviderGone, self.join, 'ironic-1',
+        self.assertRaises(mirror_exc.ProviderGone, self.join, 'ironic-1',
                           aggregate)
 
         self.placement.create_provider(name=node, uuid=node)
@@ -127,16 +139,16 @@ class TestHostResolver(HostsTestCase):
         aggregate = str(uuid.uuid4())
         self.nova.stop()
 
-        self.assertRaises(hosts.NovaUnavailable, self.join, 'ironic-1',
+        self.assertRaises(mirror_exc.NovaUnavailable, self.join, 'ironic-1',
                           aggregate)
-        self.assertRaises(placement.PeerError, self.join, 'ironic-1',
+        self.assertRaises(mirror_exc.PeerError, self.join, 'ironic-1',
                           aggregate)
         self.assertEqual(set(), self.placement.members(aggregate))
 
     def test_nova_client_built_from_conf_when_not_given(self):
         node = self.ironic_node('ironic-1')
         self.assertEqual([node], self.resolver.providers_for_host('ironic-1'))
-        self.assertIsInstance(self.resolver.nova, hosts.NovaClient)
+        self.assertIsInstance(self.resolver.nova, nova.NovaClient)
 
 
 class TestHypervisorPages(HostsTestCase):
@@ -166,13 +178,14 @@ class TestNovaClient(HostsTestCase):
 
     def setUp(self):
         super().setUp()
-        self.nova_client = hosts.NovaClient(conf=self.conf_fixture.conf)
+        self.nova_client = nova.NovaClient()
 
-    def test_hypervisors_for_host(self):
+    def test_hypervisors_of_a_host(self):
         nodes = sorted(self.ironic_node('ironic-1') for _ in range(2))
         self.ironic_node('ironic-2')
 
-        found = self.nova_client.hypervisors_for_host('ironic-1')
+        found = [hypervisor for hypervisor in self.nova_client.hypervisors()
+                 if nova.service_host(hypervisor) == 'ironic-1']
 
         self.assertEqual(nodes, sorted(node['id'] for node in found))
         for node in nodes:
@@ -204,14 +217,15 @@ class TestNovaClient(HostsTestCase):
         rp = self.placement.create_provider('compute-1')
         self.nova.add_aggregate(hosts=['compute-1'])
         self.nova.stop()
-        self.assertRaises(hosts.NovaUnavailable, self.nova_client.aggregates)
+        self.assertRaises(mirror_exc.NovaUnavailable,
+                          self.nova_client.aggregates)
         self.nova.start()
         self.conf_fixture.config(
             group='nova', token='stale-9f3c1e')  # noqa: S106 - test value
-        client = hosts.NovaClient(conf=self.conf_fixture.conf)
+        client = nova.NovaClient()
 
-        error = self.assertRaises(hosts.NovaError, client.aggregates)
+        error = self.assertRaises(mirror_exc.NovaError, client.aggregates)
 
-        self.assertNotIsInstance(error, hosts.NovaUnavailable)
+        self.assertNotIsInstance(error, mirror_exc.NovaUnavailable)
         self.assertNotIn('stale-9f3c1e', str(error))
         self.assertEqual(set(), self.placement.aggregates(rp))

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """PlacementClient against the real Placement service."""
 
 import logging
@@ -7,16 +19,17 @@ import uuid
 import fixtures
 import webob
 
+from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import placement
-from tests.functional import mirror
 from tests.functional.fixtures import placement as placement_fixture
+from tests.functional.mirror import base as mirror_base
 
 
 def _uuid():
     return str(uuid.uuid4())
 
 
-class TestMembership(mirror.MirrorTestCase):
+class TestMembership(mirror_base.MirrorTestCase):
 
     def setUp(self):
         super().setUp()
@@ -55,11 +68,6 @@ class TestMembership(mirror.MirrorTestCase):
         self.client.remove_aggregate(self.rp, self.ours)
         self.assertEqual(others, self.placement.aggregates(self.rp))
 
-    def test_get_aggregates(self):
-        self.placement.set_aggregates(self.rp, {self.ours})
-        self.assertEqual(self.placement.get_aggregates(self.rp),
-                         self.client.get_aggregates(self.rp))
-
     def test_aggregate_providers(self):
         other_rp = self.placement.create_provider('compute-2')
         self.placement.create_provider('compute-3')
@@ -73,7 +81,7 @@ class TestMembership(mirror.MirrorTestCase):
         self.assertEqual(set(), self.client.aggregate_providers(_uuid()))
 
 
-class TestProvidersNamed(mirror.MirrorTestCase):
+class TestProvidersNamed(mirror_base.MirrorTestCase):
 
     def test_exact_name_only(self):
         rp = self.placement.create_provider('compute-1')
@@ -96,7 +104,7 @@ class TestProvidersNamed(mirror.MirrorTestCase):
                                 self.client.providers_named('rack 1&host=2')])
 
 
-class TestGenerationConflict(mirror.MirrorTestCase):
+class TestGenerationConflict(mirror_base.MirrorTestCase):
     """Another writer changes the provider between our read and our write."""
 
     def setUp(self):
@@ -134,11 +142,11 @@ class TestGenerationConflict(mirror.MirrorTestCase):
 
     def test_gives_up_after_generation_retries(self):
         self.conf_fixture.config(group='mirror', generation_retries=3)
-        client = placement.PlacementClient(conf=self.conf_fixture.conf)
+        client = placement.PlacementClient()
         self.placement.before_request('PUT', self.path,
                                       self._concurrent_writer, times=None)
 
-        self.assertRaises(placement.PlacementConflict,
+        self.assertRaises(mirror_exc.PlacementConflict,
                           client.add_aggregate, self.rp, self.ours)
 
         self.assertEqual(3, len(self.theirs))
@@ -146,14 +154,12 @@ class TestGenerationConflict(mirror.MirrorTestCase):
                          self.placement.aggregates(self.rp))
 
 
-class TestProviderGone(mirror.MirrorTestCase):
+class TestProviderGone(mirror_base.MirrorTestCase):
 
     def test_unknown_provider(self):
         missing = _uuid()
         for call in (self.client.add_aggregate, self.client.remove_aggregate):
-            self.assertRaises(placement.ProviderGone, call, missing, _uuid())
-        self.assertRaises(placement.ProviderGone,
-                          self.client.get_aggregates, missing)
+            self.assertRaises(mirror_exc.ProviderGone, call, missing, _uuid())
 
     def test_deleted_between_read_and_write(self):
         rp = self.placement.create_provider('compute-1')
@@ -161,14 +167,14 @@ class TestProviderGone(mirror.MirrorTestCase):
             'PUT', '/resource_providers/%s/aggregates' % rp,
             lambda environ: self.placement.delete_provider(rp))
 
-        error = self.assertRaises(placement.ProviderGone,
+        error = self.assertRaises(mirror_exc.ProviderGone,
                                   self.client.add_aggregate, rp, _uuid())
 
         self.assertIn(rp, str(error))
         self.assertEqual([], self.client.providers_named('compute-1'))
 
 
-class TestPlacementDown(mirror.MirrorTestCase):
+class TestPlacementDown(mirror_base.MirrorTestCase):
 
     def setUp(self):
         super().setUp()
@@ -182,13 +188,13 @@ class TestPlacementDown(mirror.MirrorTestCase):
         ours = _uuid()
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, ours)
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.providers_named, 'compute-1')
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.aggregate_providers, ours)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -201,16 +207,16 @@ class TestPlacementDown(mirror.MirrorTestCase):
     def test_timeout_disables_connect_retries(self):
         self.conf_fixture.config(group='placement', connect_retries=5,
                                  connect_retry_delay=30)
-        inline = placement.PlacementClient(conf=self.conf_fixture.conf,
+        inline = placement.PlacementClient(
                                            timeout=2)
-        worker = placement.PlacementClient(conf=self.conf_fixture.conf)
+        worker = placement.PlacementClient()
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           inline.add_aggregate, self.rp, _uuid())
         self.sleeps.assert_not_called()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           worker.add_aggregate, self.rp, _uuid())
         self.assertEqual(5, self.sleeps.call_count)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
@@ -219,7 +225,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.conf_fixture.config(group='placement', connect_retries=5)
         self.placement.stop()
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, _uuid(),
                           timeout=2)
         self.sleeps.assert_not_called()
@@ -232,10 +238,10 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.conf_fixture.config(
             group='placement',
             endpoint='http://127.0.0.1:%d' % silent.getsockname()[1])
-        client = placement.PlacementClient(conf=self.conf_fixture.conf,
+        client = placement.PlacementClient(
                                            timeout=0.2)
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           client.add_aggregate, self.rp, _uuid())
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -244,7 +250,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
             'GET', '/resource_providers/%s/aggregates' % self.rp,
             lambda environ: webob.Response(status=503))
 
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -252,7 +258,7 @@ class TestPlacementDown(mirror.MirrorTestCase):
         self.assertEqual(set(), self.placement.aggregates(self.rp))
 
 
-class TestNoSecretsLogged(mirror.MirrorTestCase):
+class TestNoSecretsLogged(mirror_base.MirrorTestCase):
 
     def test_token_not_in_logs(self):
         logs = [self.useFixture(fixtures.FakeLogger(name=name,
@@ -264,7 +270,7 @@ class TestNoSecretsLogged(mirror.MirrorTestCase):
         self.client.add_aggregate(rp, aggregate)
         self.client.remove_aggregate(rp, aggregate)
         self.placement.stop()
-        self.assertRaises(placement.PlacementUnavailable,
+        self.assertRaises(mirror_exc.PlacementUnavailable,
                           self.client.add_aggregate, rp, aggregate)
 
         output = ''.join(log.output for log in logs)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 import dataclasses
 import types
 
@@ -6,6 +18,7 @@ import testtools
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import spec
+from tests.unit.matcher import fakes
 
 GOLD_SPEC = spec.RequestSpec(
     memory_mb=1024, vcpus=8, disk_gb=31,
@@ -20,7 +33,7 @@ NO_CONTEXT = filters.MatchContext()
 
 def _node(**changes):
     """A node that matches GOLD_SPEC, with ``changes`` applied."""
-    node = filters.NodeView(
+    node = fakes.FakeNode(
         uuid='1be26c0b-03f2-4d2e-ae87-c02d7f33c123', name='node-1',
         resource_class='baremetal-gold', memory_mb=2048, cpus=8,
         local_gb=100, cpu_arch='x86_64', capabilities={'boot_mode': 'uefi'},
@@ -31,16 +44,18 @@ def _node(**changes):
 class FilterTestCase(testtools.TestCase):
 
     def assertPasses(self, node, spec_=GOLD_SPEC, context=NO_CONTEXT):
-        self.assertIsNone(filters.first_failure(spec_, node, context))
-        self.assertTrue(filters.matches(spec_, node, context))
+        self.assertIsNone(filters.first_miss(spec_, node, context))
+        self.assertEqual(([node], []),
+                         filters.partition(spec_, [node], context))
 
     def assertFailsOn(self, criterion, node, spec_=GOLD_SPEC,
                       context=NO_CONTEXT):
-        failure = filters.first_failure(spec_, node, context)
+        failure = filters.first_miss(spec_, node, context)
         self.assertIsNotNone(failure, 'node unexpectedly matches')
         self.assertEqual(criterion, failure[0], failure)
-        self.assertFalse(filters.matches(spec_, node, context))
-        return failure[1]
+        self.assertEqual(([], [(node, *failure)]),
+                         filters.partition(spec_, [node], context))
+        return failure[1].detail
 
 
 class TestEligibility(FilterTestCase):
@@ -128,7 +143,7 @@ class TestOwnerAndLessee(FilterTestCase):
         for owner, lessee, project, usable in cases:
             node = _node(owner=owner, lessee=lessee)
             context = filters.MatchContext(project_id=project)
-            failure = filters.first_failure(GOLD_SPEC, node, context)
+            failure = filters.first_miss(GOLD_SPEC, node, context)
             self.assertEqual(usable, failure is None,
                              (owner, lessee, project, failure))
             if not usable:
@@ -317,30 +332,30 @@ class TestCriteria(FilterTestCase):
                                    candidate_nodes=['node-1'])
 
     def test_names_are_unique_and_described(self):
-        names = [name for name, _predicate, _description in filters.CRITERIA]
+        names = [name for name, _check, _description in filters.CRITERIA]
         self.assertEqual(len(names), len(set(names)))
         for criterion in filters.CRITERIA:
-            self.assertTrue(callable(criterion.predicate))
+            self.assertTrue(callable(criterion.check))
             self.assertTrue(criterion.description)
 
     def test_every_criterion_is_covered_here(self):
         self.assertEqual({criterion.name for criterion in filters.CRITERIA},
                          set(self.FAILING_NODES))
 
-    def test_each_predicate_rejects_only_its_own_failure(self):
+    def test_each_criterion_rejects_only_its_own_failure(self):
         for name, changes in self.FAILING_NODES.items():
             node = _node(**changes)
             self.assertFailsOn(name, node, context=self.CONTEXT)
-            verdicts = {criterion.name: criterion.predicate(
-                GOLD_SPEC, node, self.CONTEXT)
+            verdicts = {criterion.name: criterion.check(
+                GOLD_SPEC, node, self.CONTEXT) is None
                 for criterion in filters.CRITERIA}
             self.assertEqual({name}, {key for key, passed in verdicts.items()
                                       if not passed})
 
-    def test_all_predicates_pass_for_a_matching_node(self):
+    def test_all_criteria_pass_for_a_matching_node(self):
         for criterion in filters.CRITERIA:
-            self.assertTrue(criterion.predicate(GOLD_SPEC, _node(),
-                                                self.CONTEXT), criterion.name)
+            self.assertIsNone(criterion.check(GOLD_SPEC, _node(),
+                                              self.CONTEXT), criterion.name)
 
     def test_any_object_with_the_attributes_is_a_node(self):
         node = types.SimpleNamespace(**dataclasses.asdict(_node()))

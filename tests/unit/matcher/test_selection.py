@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 import collections
 import dataclasses
 import random
@@ -8,17 +20,30 @@ from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
 from reserveapi.matcher import spec
+from tests.unit.matcher import fakes
 
 SPEC = spec.RequestSpec(memory_mb=1024, vcpus=8, disk_gb=100)
 
 
 def _node(uuid, memory_mb=1024, cpus=8, local_gb=100, **fields):
-    return filters.NodeView(uuid=uuid, memory_mb=memory_mb, cpus=cpus,
-                            local_gb=local_gb, **fields)
+    return fakes.FakeNode(uuid=uuid, memory_mb=memory_mb, cpus=cpus,
+                          local_gb=local_gb, **fields)
 
 
 def _uuids(nodes):
     return [node.uuid for node in nodes]
+
+
+def _choose(spec_, nodes, subset_size, rng=random):
+    """The node a request tries first: the head of the ranking."""
+    ranked = selection.rank(spec_, nodes, subset_size, rng)
+    return ranked[0] if ranked else None
+
+
+def _eliminate(spec_, nodes, context):
+    """What eliminated ``nodes``, as the domain gets it per batch."""
+    _matched, misses = filters.partition(spec_, nodes, context)
+    return selection.eliminate(misses)
 
 
 class TestWaste(testtools.TestCase):
@@ -87,20 +112,20 @@ class TestRankAndChoose(testtools.TestCase):
 
     def test_choose_picks_only_within_the_best_subset(self):
         picks = collections.Counter(
-            selection.choose(SPEC, self._shuffled_nodes(seed), 3,
+            _choose(SPEC, self._shuffled_nodes(seed), 3,
                              random.Random(seed)).uuid
             for seed in range(300))
         self.assertEqual({'n0', 'n1', 'n2'}, set(picks))
 
     def test_subset_of_one_picks_the_least_waste(self):
         for seed in range(20):
-            chosen = selection.choose(SPEC, self._shuffled_nodes(seed), 1,
+            chosen = _choose(SPEC, self._shuffled_nodes(seed), 1,
                                       random.Random(seed))
             self.assertEqual('n0', chosen.uuid)
 
     def test_subset_below_one_means_one(self):
         for subset_size in (0, -5):
-            chosen = selection.choose(SPEC, self._shuffled_nodes(),
+            chosen = _choose(SPEC, self._shuffled_nodes(),
                                       subset_size, random.Random(3))
             self.assertEqual('n0', chosen.uuid)
 
@@ -110,16 +135,16 @@ class TestRankAndChoose(testtools.TestCase):
 
     def test_identical_nodes_are_spread(self):
         nodes = [_node('same-%d' % index) for index in range(10)]
-        picks = {selection.choose(SPEC, nodes, 1, random.Random(seed)).uuid
+        picks = {_choose(SPEC, nodes, 1, random.Random(seed)).uuid
                  for seed in range(100)}
         self.assertGreater(len(picks), 5)
 
     def test_nothing_to_choose(self):
-        self.assertIsNone(selection.choose(SPEC, [], 3, random.Random(0)))
+        self.assertIsNone(_choose(SPEC, [], 3, random.Random(0)))
         self.assertEqual([], selection.rank(SPEC, [], 3, random.Random(0)))
 
     def test_accepts_any_iterable_and_the_random_module(self):
-        chosen = selection.choose(SPEC, iter(self.NODES), 1)
+        chosen = _choose(SPEC, iter(self.NODES), 1)
         self.assertEqual('n0', chosen.uuid)
 
 
@@ -146,7 +171,7 @@ class TestEliminate(testtools.TestCase):
                for i in range(4)]
             + [self._gold('cap-%d' % i, capabilities={'boot_mode': 'bios'})
                for i in range(5)])
-        eliminated, values = selection.eliminate(self.SPEC, nodes,
+        eliminated, values = _eliminate(self.SPEC, nodes,
                                                  self.CONTEXT)
         self.assertEqual({'reserved': 5, 'required_traits:CUSTOM_RAID': 4,
                           'capabilities:boot_mode': 5}, eliminated)
@@ -156,7 +181,7 @@ class TestEliminate(testtools.TestCase):
 
     def test_matching_nodes_are_not_counted(self):
         nodes = [self._gold('ok'), self._gold('bad', maintenance=True)]
-        eliminated, values = selection.eliminate(self.SPEC, nodes,
+        eliminated, values = _eliminate(self.SPEC, nodes,
                                                  self.CONTEXT)
         self.assertEqual({'maintenance': 1}, eliminated)
         self.assertEqual({}, values)
@@ -164,24 +189,22 @@ class TestEliminate(testtools.TestCase):
     def test_missing_capability_is_unset(self):
         nodes = [self._gold('a', capabilities={}),
                  self._gold('b', capabilities='boot_mode:bios')]
-        _eliminated, values = selection.eliminate(self.SPEC, nodes,
+        _eliminated, values = _eliminate(self.SPEC, nodes,
                                                   self.CONTEXT)
         self.assertEqual(
             collections.Counter({selection.UNSET: 1, 'bios': 1}),
             values['boot_mode'])
 
-    def test_capability_values_keep_the_five_most_common(self):
+    def test_capability_values_are_all_counted(self):
+        # The cut to the most common happens once, in explain(), after
+        # the batches are summed: a batch keeps every value.
         counts = {'v%d' % i: i + 1 for i in range(8)}
         nodes = [self._gold('%s-%d' % (value, i),
                             capabilities={'boot_mode': value})
                  for value, count in counts.items() for i in range(count)]
-        eliminated, values = selection.eliminate(self.SPEC, nodes,
-                                                 self.CONTEXT)
+        eliminated, values = _eliminate(self.SPEC, nodes, self.CONTEXT)
         self.assertEqual(len(nodes), eliminated['capabilities:boot_mode'])
-        self.assertEqual(
-            collections.Counter({'v7': 8, 'v6': 7, 'v5': 6, 'v4': 5,
-                                 'v3': 4}),
-            values['boot_mode'])
+        self.assertEqual(collections.Counter(counts), values['boot_mode'])
 
 
 class TestExplain(testtools.TestCase):
@@ -203,6 +226,28 @@ class TestExplain(testtools.TestCase):
             {})
         self.assertEqual('3 nodes: 1 in maintenance, 1 reserved, '
                          '1 fail capability boot_mode', text)
+
+    def test_capability_values_keep_the_five_most_common(self):
+        values = collections.Counter({'v%d' % i: i + 1 for i in range(8)})
+        values[selection.UNSET] = 4
+        text = selection.explain(44, {'capabilities:boot_mode': 44},
+                                 {'boot_mode': values})
+        self.assertTrue(text.endswith(
+            'closest nodes have v7 (8), v6 (7), v5 (6), v4 (5), v3 (4)'),
+            text)
+
+    def test_values_are_cut_after_the_batches_are_summed(self):
+        # "rare" is sixth in each batch, first once they are summed.
+        batches = [collections.Counter({'a%d' % i: 3 for i in range(5)}),
+                   collections.Counter({'b%d' % i: 3 for i in range(5)})]
+        for batch in batches:
+            batch['rare'] = 2
+        summed = sum(batches, collections.Counter())
+        text = selection.explain(34, {'capabilities:boot_mode': 34},
+                                 {'boot_mode': summed})
+        self.assertTrue(text.endswith(
+            'closest nodes have rare (4), a0 (3), a1 (3), a2 (3), a3 (3)'),
+            text)
 
     def test_every_criterion_has_a_phrase(self):
         self.assertEqual({criterion.name for criterion in filters.CRITERIA},
@@ -238,7 +283,7 @@ class TestExplain(testtools.TestCase):
                     for i in range(3)]
                  + [_node('c', resource_class='gold',
                           capabilities='boot_mode:bios')])
-        eliminated, values = selection.eliminate(
+        eliminated, values = _eliminate(
             spec_, nodes, filters.MatchContext())
         self.assertEqual(len(nodes), sum(eliminated.values()))
         self.assertEqual(

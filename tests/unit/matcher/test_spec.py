@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 import dataclasses
 
 import testtools
@@ -5,22 +17,7 @@ import testtools
 from reserveapi.common import exception
 from reserveapi.matcher import operators
 from reserveapi.matcher import spec
-
-DESIGN_EXAMPLE = {
-    'memory_mb': 1024, 'vcpus': 8, 'vcpu_weight': None, 'root_gb': 20,
-    'ephemeral_gb': 10, 'swap': 2, 'rxtx_factor': 1.0,
-    'extra_specs': {
-        'capabilities': 'supports_uefi,has_gpu',
-        'capabilities:boot_mode': 'uefi',
-        'resources:CUSTOM_BAREMETAL_GOLD': '1',
-        'trait:CUSTOM_RAID': 'required',
-    },
-    'image': {
-        'id': '7bd5c4b2-2c57-4f4b-a8a3-42b1f2f0f0f0',
-        'properties': {'hw_architecture': 'x86_64',
-                       'trait:HW_CPU_X86_AVX2': 'required'},
-    },
-}
+from tests import examples
 
 
 def _parse(extra_specs=None, image=None, **flavor):
@@ -130,7 +127,7 @@ class TestCanonicalizeArch(testtools.TestCase):
 class TestParseRequestSpec(testtools.TestCase):
 
     def test_design_example(self):
-        parsed = spec.parse_request_spec(DESIGN_EXAMPLE)
+        parsed = spec.parse_request_spec(examples.REQUEST_SPEC)
         self.assertEqual(1024, parsed.memory_mb)
         self.assertEqual(8, parsed.vcpus)
         self.assertEqual(31, parsed.disk_gb)
@@ -139,8 +136,6 @@ class TestParseRequestSpec(testtools.TestCase):
                          parsed.required_traits)
         self.assertEqual(frozenset(), parsed.forbidden_traits)
         self.assertEqual('x86_64', parsed.cpu_arch)
-        self.assertEqual('7bd5c4b2-2c57-4f4b-a8a3-42b1f2f0f0f0',
-                         parsed.image_id)
         self.assertEqual(
             (operators.any_case_true('supports_uefi'),
              operators.any_case_true('has_gpu'),
@@ -157,7 +152,6 @@ class TestParseRequestSpec(testtools.TestCase):
                                      parsed.disk_gb))
         self.assertIsNone(parsed.resource_class)
         self.assertIsNone(parsed.cpu_arch)
-        self.assertIsNone(parsed.image_id)
         self.assertEqual((), parsed.capabilities)
 
     def test_request_spec_is_frozen(self):
@@ -169,12 +163,6 @@ class TestParseRequestSpec(testtools.TestCase):
         parsed = spec.parse_request_spec({'name': 'bm.gold', 'flavorid': 'x',
                                           'memory_mb': 1})
         self.assertEqual(1, parsed.memory_mb)
-
-    def test_request_spec_must_be_an_object(self):
-        error = self.assertRaises(exception.InvalidRequestSpec,
-                                  spec.parse_request_spec, ['memory_mb'])
-        self.assertEqual('request_spec', error.key)
-
 
 class TestFlavorFields(testtools.TestCase):
 
@@ -190,31 +178,6 @@ class TestFlavorFields(testtools.TestCase):
         ]
         for flavor, disk_gb in cases:
             self.assertEqual(disk_gb, _parse(**flavor).disk_gb, flavor)
-
-    def test_counts_must_be_non_negative_integers(self):
-        for name in ('memory_mb', 'vcpus', 'root_gb', 'ephemeral_gb', 'swap'):
-            for value in (-1, '1024', 1.5, 1024.0, True, None, [1]):
-                error = self.assertRaises(exception.InvalidRequestSpec,
-                                          _parse, **{name: value})
-                self.assertEqual(name, error.key)
-                self.assertIn('non-negative integer', error.detail)
-
-    def test_vcpu_weight(self):
-        for value in (None, 0, 10):
-            _parse(vcpu_weight=value)
-        for value in (-1, 'high', 1.5, False):
-            error = self.assertRaises(exception.InvalidRequestSpec,
-                                      _parse, vcpu_weight=value)
-            self.assertEqual('vcpu_weight', error.key)
-
-    def test_rxtx_factor(self):
-        for value in (0, 1, 1.0, 2.5):
-            _parse(rxtx_factor=value)
-        for value in (-0.5, '1.0', None, True, float('nan'), float('inf')):
-            error = self.assertRaises(exception.InvalidRequestSpec,
-                                      _parse, rxtx_factor=value)
-            self.assertEqual('rxtx_factor', error.key)
-
 
 class TestResources(testtools.TestCase):
 
@@ -437,27 +400,6 @@ class TestExtraSpecs(testtools.TestCase):
                          'some_unscoped_key': '> nonsense'})
         self.assertEqual(spec.RequestSpec(), parsed)
 
-    def test_values_must_be_strings(self):
-        for key, value in (('capabilities:boot_mode', True),
-                           ('resources:CUSTOM_GOLD', 1),
-                           ('trait:CUSTOM_RAID', None),
-                           ('hw:cpu_policy', ['dedicated'])):
-            error = self.assertRaises(exception.InvalidRequestSpec, _parse,
-                                      {key: value})
-            self.assertEqual('extra_specs.%s' % key, error.key)
-            self.assertIn('values are strings', error.detail)
-
-    def test_extra_specs_must_be_an_object(self):
-        error = self.assertRaises(exception.InvalidRequestSpec, _parse,
-                                  ['trait:CUSTOM_RAID'])
-        self.assertEqual('extra_specs', error.key)
-
-    def test_keys_must_be_strings(self):
-        error = self.assertRaises(exception.InvalidRequestSpec, _parse,
-                                  {1: 'x'})
-        self.assertEqual('extra_specs', error.key)
-
-
 class TestImage(testtools.TestCase):
 
     def _assert_invalid(self, image, key, fragment):
@@ -503,17 +445,6 @@ class TestImage(testtools.TestCase):
                                  'image.properties.hw_vm_mode',
                                  'can never match')
 
-    def test_image_shapes(self):
-        self._assert_invalid('image-uuid', 'image', 'must be an object')
-        self._assert_invalid({'id': 4}, 'image.id', 'must be a string')
-        self._assert_invalid({'properties': ['x']}, 'image.properties',
-                             'must be an object')
-
-    def test_empty_properties_must_still_be_an_object(self):
-        self._assert_invalid({'properties': []}, 'image.properties',
-                             'must be an object')
-
     def test_image_without_properties(self):
         parsed = _parse(image={'id': 'image-uuid', 'properties': None})
-        self.assertEqual('image-uuid', parsed.image_id)
         self.assertIsNone(parsed.cpu_arch)

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``/v1/aggregates``: Nova host aggregates mirrored into Placement.
 
 Writes answer 200 when Placement already agrees and 202 when the change
@@ -9,41 +21,30 @@ from pecan import rest
 from wsme import types as wtypes
 
 from reserveapi import policy
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
-from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
-
-
-class DesiredAggregate(wtypes.Base):
-    uuid = wtypes.wsattr(types.uuid, mandatory=True)
-    hosts = wtypes.wsattr([types.host_name], mandatory=True)
+from reserveapi.policies import aggregate as aggregate_policy
 
 
 class SyncRequest(wtypes.Base):
-    aggregates = wtypes.wsattr([DesiredAggregate], mandatory=True)
+    aggregates = wtypes.wsattr(types.DesiredAggregates(), mandatory=True)
     dry_run = wtypes.wsattr(bool, default=False)
     prune = wtypes.wsattr(bool, default=False)
 
 
 def _aggregate_uuid(value):
-    try:
-        return types.uuid.validate(value)
-    except ValueError:
-        raise exception.Invalid(reason='%r is not an aggregate UUID.'
-                                % value[:100])
+    return body_mod.path_arg(types.uuid, value, 'aggregate_uuid')
 
 
 def _host(value):
-    try:
-        return types.host_name.validate(value)
-    except ValueError:
-        raise exception.Invalid(
-            reason='the host name must have 1 to 255 characters.')
+    return body_mod.path_arg(types.host_name, value, 'host')
 
 
 def _aggregate_link(aggregate_uuid):
@@ -73,9 +74,7 @@ def render(aggregate):
     return {
         'uuid': aggregate.uuid,
         'deleted': aggregate.deleted,
-        'state': (mirror_state.SYNCED
-                  if all(row.synced for row in aggregate.hosts)
-                  else mirror_state.PENDING),
+        'state': states.SYNCED if aggregate.synced else states.PENDING,
         'hosts': [render_host(row) for row in aggregate.hosts
                   if row.member or not row.synced],
         'created_at': fields.timestamp(aggregate.created_at),
@@ -114,7 +113,7 @@ class AggregateHostsController(rest.RestController):
 
     @expose.expose()
     def put(self, aggregate_uuid, host=''):
-        policy.authorize('reserveapi:aggregate:add_host',
+        policy.authorize(aggregate_policy.ADD_HOST,
                          pecan.request.context)
         record = mirror_state.join(_aggregate_uuid(aggregate_uuid),
                                    _host(host))
@@ -122,7 +121,7 @@ class AggregateHostsController(rest.RestController):
 
     @expose.expose()
     def delete(self, aggregate_uuid, host=''):
-        policy.authorize('reserveapi:aggregate:remove_host',
+        policy.authorize(aggregate_policy.REMOVE_HOST,
                          pecan.request.context)
         record = mirror_state.leave(_aggregate_uuid(aggregate_uuid),
                                     _host(host))
@@ -137,7 +136,7 @@ class AggregatesController(rest.RestController):
     @expose.expose()
     def get_all(self, limit=None, marker=None, sort_key=None,
                 sort_dir=None):
-        policy.authorize('reserveapi:aggregate:list', pecan.request.context)
+        policy.authorize(aggregate_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, mirror_state.SORT_KEYS,
             'uuid')
@@ -149,25 +148,22 @@ class AggregatesController(rest.RestController):
 
     @expose.expose()
     def get_one(self, aggregate_uuid):
-        policy.authorize('reserveapi:aggregate:get', pecan.request.context)
+        policy.authorize(aggregate_policy.GET, pecan.request.context)
         return render(mirror_state.get_aggregate(
             _aggregate_uuid(aggregate_uuid)))
 
     @expose.expose()
     def delete(self, aggregate_uuid):
-        policy.authorize('reserveapi:aggregate:delete',
+        policy.authorize(aggregate_policy.DELETE,
                          pecan.request.context)
         aggregate = mirror_state.delete_aggregate(
             _aggregate_uuid(aggregate_uuid))
-        body = render(aggregate)
-        return _answer(body, body['state'] == mirror_state.SYNCED)
+        return _answer(render(aggregate), aggregate.synced)
 
     @expose.expose()
     def sync(self):
-        policy.authorize('reserveapi:aggregate:sync', pecan.request.context)
-        body = expose.request_body(SyncRequest)
-        report = reconcile.sync(
-            [{'uuid': item.uuid, 'hosts': item.hosts}
-             for item in body.aggregates],
-            dry_run=body.dry_run, prune=body.prune, inline=True)
+        policy.authorize(aggregate_policy.SYNC, pecan.request.context)
+        body = body_mod.request_body(SyncRequest)
+        report = reconcile.sync(body.aggregates, dry_run=body.dry_run,
+                                prune=body.prune, inline=True)
         return _answer(render_report(report), not report.pending)

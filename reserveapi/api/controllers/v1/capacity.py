@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``/v1/capacity``: what each compute host reports to its resource
 tracker, per resource class.
 """
@@ -8,14 +20,15 @@ from pecan import rest
 from reserveapi import policy
 from reserveapi import reservations
 from reserveapi.api import expose
+from reserveapi.policies import capacity as capacity_policy
 
 
 class CapacityController(rest.RestController):
 
     @expose.expose()
     def get_all(self, host=None):
-        policy.authorize('reserveapi:capacity:get', pecan.request.context)
-        body = {'capacity': reservations.capacity(host)}
+        policy.authorize(capacity_policy.GET, pecan.request.context)
+        body = {'capacity': reservations.get_capacity(host)}
         if host is not None:
             body['host'] = host
         return body

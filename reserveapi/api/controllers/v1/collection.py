@@ -1,19 +1,33 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Pagination: limit/marker/sort query parameters and the ``next`` link."""
 
 import urllib.parse
 
 import pecan
 
-from reserveapi import conf
 from reserveapi.api.controllers import link
 from reserveapi.common import exception
+import reserveapi.conf
+
+CONF = reserveapi.conf.CONF
 
 
 def page_args(limit, marker, sort_key, sort_dir, sort_keys, default_key):
     """Validated ``(limit, marker, sort_key, sort_dir)``; limit capped at
     [api] max_limit.
     """
-    max_limit = conf.CONF.api.max_limit
+    max_limit = CONF.api.max_limit
     if limit is None:
         limit = max_limit
     else:

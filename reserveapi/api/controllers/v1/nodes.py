@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``/v1/nodes``: the inventory, with each node's live reservation."""
 
 from oslo_utils import strutils
@@ -5,12 +17,15 @@ import pecan
 from pecan import rest
 
 from reserveapi import policy
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
+from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
 from reserveapi.inventory import nodes
+from reserveapi.policies import node as node_policy
 
 
 def render(node):
@@ -63,7 +78,7 @@ class NodesController(rest.RestController):
     def get_all(self, resource_class=None, provision_state=None,
                 conductor_group=None, maintenance=None, reserved=None,
                 limit=None, marker=None, sort_key=None, sort_dir=None):
-        policy.authorize('reserveapi:node:list', pecan.request.context)
+        policy.authorize(node_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
         filters = {key: value for key, value in (
@@ -79,6 +94,7 @@ class NodesController(rest.RestController):
                                  lambda item: item['uuid'])
 
     @expose.expose()
-    def get_one(self, ident):
-        policy.authorize('reserveapi:node:get', pecan.request.context)
-        return render(nodes.get(ident))
+    def get_one(self, node_ident):
+        policy.authorize(node_policy.GET, pecan.request.context)
+        return render(nodes.get_node(
+            body_mod.path_arg(types.node_ident, node_ident, 'node_ident')))

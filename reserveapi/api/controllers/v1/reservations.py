@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``/v1/reservations``: hold one node for one instance."""
 
 import jsonpatch
@@ -7,12 +19,15 @@ from wsme import types as wtypes
 
 from reserveapi import policy
 from reserveapi import reservations
+from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
+from reserveapi.common import validators
+from reserveapi.policies import reservation as reservation_policy
 
 PATCHABLE = ('/host', '/state')
 
@@ -20,9 +35,9 @@ PATCHABLE = ('/host', '/state')
 class ReservationRequest(wtypes.Base):
     instance_uuid = wtypes.wsattr(types.uuid, mandatory=True)
     host = wtypes.wsattr(types.host_name, mandatory=True)
-    project_id = wtypes.StringType(min_length=1, max_length=255)
-    candidate_nodes = [wtypes.StringType(min_length=1, max_length=255)]
-    request_spec = wtypes.wsattr(types.JsonObject(), mandatory=True)
+    project_id = types.optional_name
+    candidate_nodes = [types.node_ident]
+    request_spec = wtypes.wsattr(types.RequestSpec, mandatory=True)
 
 
 def _optional(value):
@@ -47,21 +62,8 @@ def render(reservation):
     }
 
 
-def _changes(patch):
-    """The ``{'host', 'state'}`` a JSON Patch asks for, or a 400."""
-    if not isinstance(patch, list) or not patch:
-        raise exception.Invalid(
-            reason='the body must be a non-empty JSON Patch list.')
-    for operation in patch:
-        if not isinstance(operation, dict) or operation.get('op') not in (
-                'replace', 'test') or operation.get('path') not in PATCHABLE:
-            raise exception.Invalid(
-                reason='only "replace" (or "test") of %s can be patched, '
-                       'got %s.' % (' and '.join(PATCHABLE), operation))
-    return patch
-
-
 def _new_values(current, patch):
+    """The ``{'host', 'state'}`` changes ``patch`` makes to ``current``."""
     document = {'host': current.host, 'state': current.state}
     try:
         patched = jsonpatch.JsonPatch(patch).apply(document)
@@ -70,13 +72,10 @@ def _new_values(current, patch):
     except (jsonpatch.JsonPatchException,
             jsonpatch.JsonPointerException) as exc:
         raise exception.Invalid(reason='invalid JSON Patch: %s' % exc)
-    host = patched['host']
-    if not isinstance(host, str) or not 0 < len(host) <= 255:
-        raise exception.Invalid(
-            reason='host must be a string of 1 to 255 characters.')
-    if patched['state'] not in reservations.STATES:
-        raise exception.Invalid(reason='state must be one of %s.'
-                                % ', '.join(reservations.STATES))
+    try:
+        validators.host_name(patched['host'])
+    except ValueError as exc:
+        raise exception.Invalid(reason='host %s.' % exc)
     return {key: value for key, value in patched.items()
             if value != document[key]}
 
@@ -84,7 +83,7 @@ def _new_values(current, patch):
 class ReservationsController(rest.RestController):
 
     @staticmethod
-    def _authorized_reservation(rule, uuid):
+    def _authorized_reservation(rule, reservation_uuid):
         """The reservation, if the caller may act on it.
 
         Another project's reservation is reported as not found, so that
@@ -92,7 +91,9 @@ class ReservationsController(rest.RestController):
         """
         context = pecan.request.context
         policy.authorize(rule, context)
-        reservation = reservations.get(uuid)
+        uuid = body_mod.path_arg(types.uuid, reservation_uuid,
+                                 'reservation_uuid')
+        reservation = reservations.get_reservation(uuid)
         try:
             policy.authorize(rule, context,
                              {'project_id': reservation.project_id})
@@ -105,9 +106,9 @@ class ReservationsController(rest.RestController):
                 state=None, project_id=None, limit=None, marker=None,
                 sort_key=None, sort_dir=None):
         context = pecan.request.context
-        policy.authorize('reserveapi:reservation:list', context)
+        policy.authorize(reservation_policy.LIST, context)
         try:
-            policy.authorize('reserveapi:reservation:list_all', context)
+            policy.authorize(reservation_policy.LIST_ALL, context)
         except exception.Forbidden:
             if not context.project_id:
                 # "project_id:%(project_id)s" matched None to None: with
@@ -128,20 +129,20 @@ class ReservationsController(rest.RestController):
             'v1/reservations', lambda item: item['uuid'])
 
     @expose.expose()
-    def get_one(self, uuid):
+    def get_one(self, reservation_uuid):
         return render(self._authorized_reservation(
-            'reserveapi:reservation:get', uuid))
+            reservation_policy.GET, reservation_uuid))
 
     @expose.expose(status=201)
     def post(self):
         context = pecan.request.context
-        policy.authorize('reserveapi:reservation:create', context)
-        body = expose.request_body(ReservationRequest)
+        policy.authorize(reservation_policy.CREATE, context)
+        body = body_mod.request_body(ReservationRequest)
         reservation, created = reservations.reserve(
             instance_uuid=body.instance_uuid,
             host=body.host,
             project_id=_optional(body.project_id) or context.project_id,
-            request_spec=body.request_spec,
+            request_spec=types.to_plain(body.request_spec),
             candidate_nodes=_optional(body.candidate_nodes))
         rendered = render(reservation)
         if not created:
@@ -150,17 +151,15 @@ class ReservationsController(rest.RestController):
         return rendered
 
     @expose.expose()
-    def patch(self, uuid):
+    def patch(self, reservation_uuid):
         current = self._authorized_reservation(
-            'reserveapi:reservation:update', uuid)
-        try:
-            patch = pecan.request.json
-        except ValueError:
-            raise exception.Invalid(reason='the body is not valid JSON.')
-        changes = _new_values(current, _changes(patch))
+            reservation_policy.UPDATE, reservation_uuid)
+        patch = body_mod.request_body(types.JsonPatch(PATCHABLE))
+        changes = _new_values(current, patch)
         return render(reservations.update(current, changes))
 
     @expose.expose(status=204)
-    def delete(self, uuid):
-        self._authorized_reservation('reserveapi:reservation:delete', uuid)
-        reservations.release(uuid)
+    def delete(self, reservation_uuid):
+        reservation = self._authorized_reservation(
+            reservation_policy.DELETE, reservation_uuid)
+        reservations.release(reservation.uuid)

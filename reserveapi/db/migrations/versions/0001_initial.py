@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Initial schema: nodes, reservations, aggregate mirror state.
 
 Revision ID: 0001_initial
@@ -20,6 +32,13 @@ TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 
 
 def upgrade():
+    """One helper per resource's tables, in dependency order."""
+    _create_nodes()
+    _create_reservations()
+    _create_mirror()
+
+
+def _create_nodes():
     op.create_table(
         'nodes',
         sa.Column('created_at', DateTime, nullable=False),
@@ -72,6 +91,8 @@ def upgrade():
     op.create_index('node_capabilities_key_value_idx', 'node_capabilities',
                     ['key', 'value'])
 
+
+def _create_reservations():
     op.create_table(
         'reservations',
         sa.Column('created_at', DateTime, nullable=False),
@@ -100,6 +121,8 @@ def upgrade():
     op.create_index('reservations_state_created_idx', 'reservations',
                     ['state', 'created_at'])
 
+
+def _create_mirror():
     op.create_table(
         'mirror_aggregates',
         sa.Column('created_at', DateTime, nullable=False),

@@ -1,5 +1,17 @@
-"""The aggregate mirror end to end: our API and database, the real
-Placement service on loopback, and a fake Nova where one is needed.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Test bases for the aggregate mirror: the real Placement service on
+loopback, our API in front of it, a fake Nova where one is needed.
 """
 
 import datetime
@@ -12,10 +24,26 @@ from oslo_utils import timeutils
 
 from reserveapi import conf
 from reserveapi.cmd import worker
+from reserveapi.mirror import placement
 from reserveapi.mirror import state as mirror_state
-from tests.functional import base
+from tests import base
+from tests.functional import base as functional_base
 from tests.functional.fixtures import nova as nova_fixture
 from tests.functional.fixtures import placement as placement_fixture
+
+
+class MirrorTestCase(base.TestCase):
+    """Real Placement on loopback, our ``[placement]`` group pointing at it.
+
+    ``conf_fixture`` is the oslo.config fixture the peer fixtures configure.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.conf_fixture = self.useFixture(config_fixture.Config(conf.CONF))
+        self.placement = self.useFixture(placement_fixture.PlacementFixture())
+        self.placement.configure(self.conf_fixture)
+        self.client = placement.PlacementClient()
 
 
 def new_uuid():
@@ -27,8 +55,8 @@ def parse_timestamp(value):
     return datetime.datetime.fromisoformat(value).replace(tzinfo=None)
 
 
-class MirrorAPITestCase(base.APITestCase):
-    """Our API on SQLite (or a mixin's backend) mirroring into real
+class MirrorAPITestCase(functional_base.APITestCase):
+    """Our API on SQLite (or a scenario's backend) mirroring into real
     Placement; ``conf_fixture`` is what the peer fixtures configure.
 
     Time stands still (``self.time``) unless a test moves it, so that
@@ -43,8 +71,9 @@ class MirrorAPITestCase(base.APITestCase):
         # keystoneauth's retry back-off would only slow outages down.
         self.useFixture(fixtures.MockPatch(
             'keystoneauth1.session.time.sleep'))
-        mirror_state.reset_clients()
-        self.addCleanup(mirror_state.reset_clients)
+        # The shared clients are built from this test's configuration.
+        self.useFixture(fixtures.MockPatchObject(mirror_state, '_resolvers',
+                                                 {}))
         # Frozen at a whole second, so tests can compare timestamps.
         self.time = self.useFixture(utils_fixture.TimeFixture(
             timeutils.utcnow().replace(microsecond=0)))
@@ -97,7 +126,7 @@ class MirrorAPITestCase(base.APITestCase):
     def run_job(self, name):
         """One run of a ``reserveapi-worker`` job, as the worker has it."""
         jobs = {job_name: job
-                for job_name, _interval, job in worker.jobs(conf.CONF)}
+                for job_name, _interval, job in worker.jobs()}
         return jobs[name]()
 
     def run_worker(self):

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``reserveapi-manage sync-aggregates`` and ``mirror-status``: output and
 exit codes, against the real Placement service and a fake Nova.
 """
@@ -7,14 +19,14 @@ import os
 
 import fixtures
 
-from tests.functional import aggregates
 from tests.functional import inventory
 from tests.functional.fixtures import nova as nova_fixture
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 
 
-class TestSyncAggregates(aggregates.MirrorAPITestCase):
+class TestSyncAggregates(mirror_base.MirrorAPITestCase):
     """Nova has A (compute-1, compute-2) and B (compute-3); the mirror
     never heard of them, as when nova-api's calls were lost.
     """

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The retry queue in the database: claims, versions and back-off hold
 across workers and API processes.
 """
@@ -8,12 +20,12 @@ import time
 
 from oslo_utils import timeutils
 
-from reserveapi.db import api as db_api
+from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import state as mirror_state
-from tests.functional import aggregates
 from tests.functional import base
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 CLAIM = datetime.timedelta(seconds=300)
 
 
@@ -27,21 +39,23 @@ class QueueTestCase(base.DBTestCase):
 
     def pending(self, count):
         """``count`` pending rows nobody has claimed; their ids."""
-        return [db_api.set_mirror_membership(self.aggregate,
+        return [db_mirror.set_membership(self.aggregate,
                                              'compute-%d' % number, True).id
                 for number in range(count)]
 
     def claim(self, worker, limit=100, now=None):
         now = now or self.now
-        return [record.id for record in db_api.claim_mirror_hosts(
+        return [record.id for record in db_mirror.claim_hosts(
             worker, now + CLAIM, limit, now=now)]
 
     def row(self, host):
-        aggregate = db_api.get_mirror_aggregate(self.aggregate)
+        aggregate = db_mirror.get_aggregate(self.aggregate)
         return next(row for row in aggregate.hosts if row.host == host)
 
 
 class TestClaims(QueueTestCase):
+    scenarios = base.EVERY_BACKEND
+
 
     def test_each_row_goes_to_one_worker(self):
         ids = self.pending(3)
@@ -66,10 +80,10 @@ class TestClaims(QueueTestCase):
         synced, failing = self.pending(2)
         self.claim('worker-1')
         retry_at = self.now + datetime.timedelta(seconds=40)
-        self.assertTrue(db_api.finish_mirror_host(synced, 1, 'worker-1'))
-        self.assertFalse(db_api.finish_mirror_host(
+        self.assertTrue(db_mirror.finish_host(synced, 1, 'worker-1').synced)
+        self.assertFalse(db_mirror.finish_host(
             failing, 1, 'worker-1', error='Placement is unavailable',
-            retry_at=retry_at))
+            retry_at=retry_at).synced)
 
         self.assertEqual([], self.claim('worker-2'))
         self.assertEqual([failing], self.claim('worker-2', now=retry_at))
@@ -81,21 +95,21 @@ class TestClaims(QueueTestCase):
         (row_id,) = self.pending(1)
         self.claim('worker-1')
         # An API request flips the membership and takes the row over.
-        flipped = db_api.set_mirror_membership(
+        flipped = db_mirror.set_membership(
             self.aggregate, 'compute-0', False, 'api-1', self.now + CLAIM)
         self.assertEqual(2, flipped.version)
 
         # The worker finishes its add: stale, the row is due again at
         # once and the API's claim is void.
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
-        self.assertFalse(db_api.finish_mirror_host(row_id, 2, 'api-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1').synced)
+        self.assertFalse(db_mirror.finish_host(row_id, 2, 'api-1').synced)
 
         row = self.row('compute-0')
         self.assertEqual((False, 2, 'pending', None),
                          (row.member, row.version, row.state,
                           row.next_attempt_at))
         self.assertEqual([row_id], self.claim('worker-2'))
-        self.assertTrue(db_api.finish_mirror_host(row_id, 2, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 2, 'worker-2').synced)
         self.assertEqual('synced', self.row('compute-0').state)
 
     def test_outcome_needs_the_claim(self):
@@ -103,45 +117,45 @@ class TestClaims(QueueTestCase):
         self.claim('worker-1', now=self.now - CLAIM * 2)
         self.claim('worker-2')
 
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1',
-                                                   error='late'))
-        self.assertFalse(db_api.finish_mirror_host(row_id, 1, 'worker-1'))
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1',
+                                               error='late').synced)
+        self.assertFalse(db_mirror.finish_host(row_id, 1, 'worker-1').synced)
         row = self.row('compute-0')
         self.assertEqual((0, None, 'pending'),
                          (row.attempts, row.last_error, row.state))
-        self.assertTrue(db_api.finish_mirror_host(row_id, 1, 'worker-2'))
+        self.assertTrue(db_mirror.finish_host(row_id, 1, 'worker-2').synced)
 
     def test_requeue_only_the_version_that_was_read(self):
         (row_id,) = self.pending(1)
         self.claim('worker-1')
-        db_api.finish_mirror_host(row_id, 1, 'worker-1')
+        db_mirror.finish_host(row_id, 1, 'worker-1')
 
-        self.assertIsNone(db_api.claim_mirror_host(row_id, 2, 'reconcile',
+        self.assertIsNone(db_mirror.claim_host(row_id, 2, 'reconcile',
                                                    self.now + CLAIM))
-        record = db_api.claim_mirror_host(row_id, 1, 'reconcile',
+        record = db_mirror.claim_host(row_id, 1, 'reconcile',
                                           self.now + CLAIM)
         self.assertEqual(('pending', 1), (record.state, record.version))
-        self.assertIsNone(db_api.claim_mirror_host(row_id, 1, 'other',
+        self.assertIsNone(db_mirror.claim_host(row_id, 1, 'other',
                                                    self.now + CLAIM))
 
     def test_status(self):
         first, second, _third = self.pending(3)
         self.claim('worker-1')
-        db_api.finish_mirror_host(first, 1, 'worker-1')
-        db_api.finish_mirror_host(second, 1, 'worker-1', error='refused',
+        db_mirror.finish_host(first, 1, 'worker-1')
+        db_mirror.finish_host(second, 1, 'worker-1', error='refused',
                                   retry_at=self.now)
 
-        status = mirror_state.status()
+        status = mirror_state.get_status()
 
         self.assertEqual((1, 2), (status['synced'], status['pending']))
         self.assertEqual('compute-1', status['oldest_pending'].host)
         self.assertEqual('refused', status['oldest_pending'].last_error)
 
 
-class _ConcurrentClaims:
-    """Workers really racing: one connection each (not on SQLite, whose
-    test database is one shared connection).
-    """
+class TestConcurrentClaims(QueueTestCase):
+    """Workers really racing: one connection each."""
+
+    scenarios = base.SERVER_BACKENDS
 
     def test_racing_workers_split_the_rows(self):
         ids = self.pending(40)
@@ -179,7 +193,7 @@ class _ConcurrentClaims:
 
         def join(host):
             barrier.wait()
-            db_api.set_mirror_membership(self.aggregate, host, True)
+            db_mirror.set_membership(self.aggregate, host, True)
 
         threads = [threading.Thread(target=join, args=(host,))
                    for host in hosts]
@@ -188,63 +202,6 @@ class _ConcurrentClaims:
         for thread in threads:
             thread.join()
 
-        (aggregate,) = db_api.list_mirror_aggregates()
+        (aggregate,) = db_mirror.list_aggregates()
         self.assertEqual(self.aggregate, aggregate.uuid)
         self.assertEqual(hosts, [row.host for row in aggregate.hosts])
-
-
-class TestClaimsPostgreSQL(base.PostgresqlMixin, _ConcurrentClaims,
-                           TestClaims):
-    pass
-
-
-class TestClaimsMySQL(base.MySQLMixin, _ConcurrentClaims, TestClaims):
-    pass
-
-
-class _ConcurrentWorkers:
-    """Two retry passes at once apply each pending row exactly once."""
-
-    def test_no_double_apply(self):
-        providers = [self.placement.create_provider('compute-%d' % number)
-                     for number in range(12)]
-        self.placement.stop()
-        for number in range(12):
-            self.add_host('compute-%d' % number)
-        self.placement.start()
-        writes = []
-        for rp in providers:
-            self.placement.before_request(
-                'PUT', '/resource_providers/%s/aggregates' % rp,
-                writes.append)
-        self.time.advance_time_seconds(3600)
-        results = []
-        barrier = threading.Barrier(2)
-
-        def work():
-            barrier.wait()
-            results.append(mirror_state.retry_pending())
-
-        threads = [threading.Thread(target=work) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-        self.assertEqual(12, len(writes))
-        self.assertEqual(12, sum(synced for synced, _pending in results))
-        self.assertEqual(set(providers),
-                         self.placement.members(self.aggregate))
-        self.assertEqual({'synced'}, {state for _member, state
-                                      in self.host_states().values()})
-
-
-class TestConcurrentWorkersPostgreSQL(base.PostgresqlMixin,
-                                      _ConcurrentWorkers,
-                                      aggregates.MirrorAPITestCase):
-    pass
-
-
-class TestConcurrentWorkersMySQL(base.MySQLMixin, _ConcurrentWorkers,
-                                 aggregates.MirrorAPITestCase):
-    pass

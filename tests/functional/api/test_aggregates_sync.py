@@ -1,14 +1,26 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``POST /v1/aggregates/sync`` and the worker's reconcile pass against
 the real Placement service.
 """
 
-from tests.functional import aggregates
 from tests.functional import base
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 
 
-class DriftTestCase(aggregates.MirrorAPITestCase):
+class DriftTestCase(mirror_base.MirrorAPITestCase):
     """Two aggregates of ours, A (compute-1, compute-2) and B (compute-3),
     in sync; then drift is injected behind our back.
     """
@@ -48,6 +60,7 @@ class DriftTestCase(aggregates.MirrorAPITestCase):
 
 
 class TestSync(DriftTestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_dry_run_reports_exactly_the_drift_and_changes_nothing(self):
         self.inject_drift()
@@ -69,6 +82,21 @@ class TestSync(DriftTestCase):
         self.assertEqual(before, self.placement_state())
         self.assertEqual(hosts_before, {agg: self.host_states(agg)
                                         for agg in (self.agg_a, self.agg_b)})
+
+    def test_compares_from_one_listing_per_aggregate(self):
+        # member_of listings already say which of our aggregates each
+        # provider has: no provider is read one by one.
+        self.inject_drift()
+        reads = []
+        for rp in (self.rp1, self.rp2, self.rp3, self.stray):
+            self.placement.before_request(
+                'GET', '/resource_providers/%s/aggregates' % rp,
+                reads.append, times=None)
+
+        response = self.sync(self.desired, dry_run=True)
+
+        self.assertEqual(3, len(response.json['differences']))
+        self.assertEqual([], reads)
 
     def test_request_sample(self):
         self.inject_drift()
@@ -187,6 +215,8 @@ class TestSync(DriftTestCase):
 class TestReconcile(DriftTestCase):
     """The worker's periodic pass: our recorded state is the desired one."""
 
+    scenarios = base.EVERY_BACKEND
+
     def test_repairs_recorded_memberships_and_keeps_unbacked_extras(self):
         self.inject_drift()
         self.remove_host('compute-2', self.agg_a)
@@ -234,7 +264,7 @@ class TestReconcile(DriftTestCase):
         self.assertError(response, 404, 'reserveapi.aggregate_not_found')
 
 
-class TestNewProviders(aggregates.MirrorAPITestCase):
+class TestNewProviders(mirror_base.MirrorAPITestCase):
 
     def test_provider_created_later_inherits_on_reconcile(self):
         self.use_nova()
@@ -270,19 +300,3 @@ class TestNewProviders(aggregates.MirrorAPITestCase):
         nova.start()
         self.run_worker()
         self.assertEqual({'ironic-1': (True, 'synced')}, self.host_states())
-
-
-class TestSyncPostgreSQL(base.PostgresqlMixin, TestSync):
-    pass
-
-
-class TestSyncMySQL(base.MySQLMixin, TestSync):
-    pass
-
-
-class TestReconcilePostgreSQL(base.PostgresqlMixin, TestReconcile):
-    pass
-
-
-class TestReconcileMySQL(base.MySQLMixin, TestReconcile):
-    pass

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """``/v1/aggregates``: add, remove and delete over the API, mirrored into
 the real Placement service, durable across Placement outages.
 """
@@ -7,13 +19,14 @@ import time
 
 import webob
 
-from tests.functional import aggregates
 from tests.functional import base
+from tests.functional.mirror import base as mirror_base
 
-new_uuid = aggregates.new_uuid
+new_uuid = mirror_base.new_uuid
 
 
-class TestMembership(aggregates.MirrorAPITestCase):
+class TestMembership(mirror_base.MirrorAPITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_add_then_remove_host(self):
         rp = self.placement.create_provider('compute-1')
@@ -140,8 +153,10 @@ class TestMembership(aggregates.MirrorAPITestCase):
         self.assertEqual({self.aggregate}, self.placement.aggregates(rp))
 
 
-class TestPlacementOutage(aggregates.MirrorAPITestCase):
+class TestPlacementOutage(mirror_base.MirrorAPITestCase):
     """Placement refuses connections: callers get 202, nothing is lost."""
+
+    scenarios = base.EVERY_BACKEND
 
     def setUp(self):
         super().setUp()
@@ -318,11 +333,12 @@ class TestPlacementOutage(aggregates.MirrorAPITestCase):
 
 
 def _seconds_between(now, timestamp):
-    return round((aggregates.parse_timestamp(timestamp)
+    return round((mirror_base.parse_timestamp(timestamp)
                   - now).total_seconds())
 
 
-class TestDeleteAggregate(aggregates.MirrorAPITestCase):
+class TestDeleteAggregate(mirror_base.MirrorAPITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_every_provider_leaves(self):
         rps = [self.placement.create_provider('compute-%d' % number)
@@ -375,7 +391,8 @@ class TestDeleteAggregate(aggregates.MirrorAPITestCase):
         self.assertEqual({self.aggregate}, self.placement.aggregates(rp))
 
 
-class TestRead(aggregates.MirrorAPITestCase):
+class TestRead(mirror_base.MirrorAPITestCase):
+    scenarios = base.EVERY_BACKEND
 
     def test_show(self):
         self.placement.create_provider('compute-1')
@@ -417,7 +434,7 @@ class TestRead(aggregates.MirrorAPITestCase):
                                        newest_first.json['aggregates']])
 
 
-class TestBadInput(aggregates.MirrorAPITestCase):
+class TestBadInput(mirror_base.MirrorAPITestCase):
     """400 in the standard format, and nothing stored or mirrored."""
 
     def setUp(self):
@@ -479,7 +496,7 @@ class TestBadInput(aggregates.MirrorAPITestCase):
         self.assertNothingChanged()
 
 
-class TestPolicy(aggregates.MirrorAPITestCase):
+class TestPolicy(mirror_base.MirrorAPITestCase):
 
     def calls(self):
         host = '/v1/aggregates/%s/hosts/compute-1' % self.aggregate
@@ -508,37 +525,3 @@ class TestPolicy(aggregates.MirrorAPITestCase):
                                     headers=self.service_headers)
             self.assertLess(response.status_int, 300, response.text)
         self.assertEqual(set(), self.placement.aggregates(rp))
-
-
-class TestMembershipPostgreSQL(base.PostgresqlMixin, TestMembership):
-    pass
-
-
-class TestMembershipMySQL(base.MySQLMixin, TestMembership):
-    pass
-
-
-class TestPlacementOutagePostgreSQL(base.PostgresqlMixin,
-                                    TestPlacementOutage):
-    pass
-
-
-class TestPlacementOutageMySQL(base.MySQLMixin, TestPlacementOutage):
-    pass
-
-
-class TestDeleteAggregatePostgreSQL(base.PostgresqlMixin,
-                                    TestDeleteAggregate):
-    pass
-
-
-class TestDeleteAggregateMySQL(base.MySQLMixin, TestDeleteAggregate):
-    pass
-
-
-class TestReadPostgreSQL(base.PostgresqlMixin, TestRead):
-    pass
-
-
-class TestReadMySQL(base.MySQLMixin, TestRead):
-    pass

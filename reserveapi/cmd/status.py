@@ -1,0 +1,233 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+
+"""reserveapi-status: ``upgrade check`` (oslo.upgradecheck).
+
+Run it with the new code before restarting the services. Exit codes are
+oslo.upgradecheck's: 0 all checks passed, 1 a warning to look at, 2 a
+failure to fix before upgrading, 255 a check itself crashed (a bug).
+"""
+
+import datetime
+import functools
+import sys
+
+from oslo_upgradecheck import common_checks
+from oslo_upgradecheck import upgradecheck
+from oslo_utils import timeutils
+
+from reserveapi.common import exception
+import reserveapi.conf
+from reserveapi.db import migration
+from reserveapi.inventory import file as file_source
+from reserveapi.inventory import sync as inventory_sync
+from reserveapi.mirror import credentials
+from reserveapi.mirror import exception as mirror_exception
+from reserveapi.mirror import nova
+from reserveapi.mirror import placement
+from reserveapi.mirror import state as mirror_state
+
+CONF = reserveapi.conf.CONF
+SUCCESS = upgradecheck.Code.SUCCESS
+WARNING = upgradecheck.Code.WARNING
+FAILURE = upgradecheck.Code.FAILURE
+PEER_TIMEOUT = 10
+"""Seconds a check waits for Placement or Nova."""
+STALE_SYNC_INTERVALS = 3
+"""An inventory not synced for this many [inventory] sync_intervals is
+stale: the worker is not running, or every sync fails."""
+STALE_PENDING_BACKOFFS = 3
+"""A change pending for this many [mirror] backoff_max has been retried
+at the longest back-off several times without Placement agreeing."""
+
+NOVA_FEATURES = (
+    ('[mirror] resolve_hosts_via_nova',
+     lambda: CONF.mirror.resolve_hosts_via_nova),
+)
+"""Options that make the service call Nova, and whether each is on."""
+
+
+def _result(code, details):
+    return upgradecheck.Result(code, details)
+
+
+def _utc(value):
+    return value.strftime('%Y-%m-%d %H:%M:%S UTC')
+
+
+def _check_file_source():
+    """The inventory document is readable and valid."""
+    try:
+        nodes = file_source.load(CONF.inventory.file)
+    except OSError as exc:
+        return _result(FAILURE, 'Cannot read [inventory] file %s: %s.'
+                       % (CONF.inventory.file, exc.strerror))
+    except exception.Invalid as exc:
+        return _result(FAILURE, exc.detail)
+    return _result(SUCCESS, '%s lists %d nodes.'
+                   % (CONF.inventory.file, len(nodes)))
+
+
+SOURCE_CHECKS = {
+    'file': _check_file_source,
+}
+"""One check per ``[inventory] source``: can the service read it now?
+Every choice of the option needs an entry (a test insists), so a new
+source comes with its check: for Ironic, that it answers with the
+microversion the source needs."""
+
+
+class Checks(upgradecheck.UpgradeCommands):
+    """Whether this deployment is ready to run this release."""
+
+    @functools.cached_property
+    def _schema_problem(self):
+        """Why this code cannot read the database, or None."""
+        try:
+            current = migration.current()
+        except exception.DatabaseUnavailable as exc:
+            return exc.detail
+        if current != migration.head():
+            return ('The database schema is at %s, this release needs %s: '
+                    'run "reserveapi-dbsync upgrade".'
+                    % (current or 'no revision yet (empty)',
+                       migration.head()))
+        return None
+
+    def _not_checked(self):
+        if self._schema_problem is not None:
+            return _result(WARNING, 'Not checked until the database schema '
+                           'is current.')
+        return None
+
+    def _check_schema(self):
+        if self._schema_problem is not None:
+            return _result(FAILURE, self._schema_problem)
+        return _result(SUCCESS, 'At %s.' % migration.head())
+
+    def _check_inventory_source(self):
+        return SOURCE_CHECKS[CONF.inventory.source]()
+
+    def _check_inventory_sync(self):
+        skipped = self._not_checked()
+        if skipped:
+            return skipped
+        last = inventory_sync.last_sync()
+        interval = CONF.inventory.sync_interval
+        source = CONF.inventory.source
+        if last is None:
+            return _result(WARNING, 'No complete sync of source %s is '
+                           'recorded: run "reserveapi-manage sync-nodes" '
+                           'or reserveapi-worker.' % source)
+        synced = 'Last complete sync of source %s at %s, %d nodes' % (
+            source, _utc(last.synced_at), last.nodes)
+        if not interval:
+            return _result(SUCCESS, synced + '; [inventory] sync_interval '
+                           'is 0, so only reserveapi-manage sync-nodes '
+                           'syncs.')
+        stale = datetime.timedelta(seconds=STALE_SYNC_INTERVALS * interval)
+        if timeutils.utcnow() - last.synced_at > stale:
+            return _result(WARNING, synced + ': more than %d × '
+                           '[inventory] sync_interval ago. Is '
+                           'reserveapi-worker running, and does its sync '
+                           'succeed?' % STALE_SYNC_INTERVALS)
+        return _result(SUCCESS, synced + '.')
+
+    def _check_placement(self):
+        """``[placement]`` is complete and accepted once the mirror is
+        used: a membership was ever recorded, or ``[placement]`` names an
+        auth_type (someone meant to configure it).
+        """
+        skipped = self._not_checked()
+        if skipped:
+            return skipped
+        counts = mirror_state.get_status()
+        recorded = counts['synced'] + counts['pending']
+        missing = credentials.missing_options('placement')
+        if not recorded and 'auth_type' in missing:
+            return _result(SUCCESS, 'The aggregate mirror is not used yet '
+                           '(no membership recorded) and [placement] is '
+                           'not configured.')
+        if missing:
+            return _result(FAILURE, '%s %d aggregate memberships are '
+                           'recorded and cannot reach Placement.' % (
+                               credentials.describe_missing(
+                                   'placement', missing), recorded))
+        client = placement.PlacementClient(timeout=PEER_TIMEOUT)
+        return _try_peer('Placement', lambda: client.providers_named(
+            'reserveapi-status-check'))
+
+    def _check_nova(self):
+        features = [name for name, enabled in NOVA_FEATURES
+                    if enabled()]
+        if not features:
+            return _result(SUCCESS, 'No enabled feature calls Nova.')
+        missing = credentials.missing_options('nova')
+        if missing:
+            return _result(FAILURE, '%s It is needed by %s.' % (
+                credentials.describe_missing('nova', missing),
+                ', '.join(features)))
+        client = nova.NovaClient(timeout=PEER_TIMEOUT)
+        return _try_peer('Nova', client.aggregates)
+
+    def _check_mirror_backlog(self):
+        skipped = self._not_checked()
+        if skipped:
+            return skipped
+        status = mirror_state.get_status()
+        oldest = status['oldest_pending']
+        if oldest is None:
+            return _result(SUCCESS, '%d memberships, none pending.'
+                           % status['synced'])
+        limit = datetime.timedelta(
+            seconds=STALE_PENDING_BACKOFFS * CONF.mirror.backoff_max)
+        since = 'pending since %s' % _utc(oldest.pending_since)
+        if timeutils.utcnow() - oldest.pending_since <= limit:
+            return _result(SUCCESS, '%d memberships pending, the oldest %s.'
+                           % (status['pending'], since))
+        return _result(WARNING, (
+            '%d memberships pending; the oldest, host %s %s aggregate %s, '
+            'is %s (more than %d × [mirror] backoff_max) after %d failed '
+            'attempts; last error: %s. Is reserveapi-worker running? See '
+            '"reserveapi-manage mirror-status".') % (
+                status['pending'], oldest.host,
+                'joining' if oldest.member else 'leaving',
+                oldest.aggregate_uuid, since, STALE_PENDING_BACKOFFS,
+                oldest.attempts, oldest.last_error or 'none'))
+
+    _upgrade_checks = (
+        ('Database schema', _check_schema),
+        ('Inventory source', _check_inventory_source),
+        ('Inventory sync', _check_inventory_sync),
+        ('Placement credentials', _check_placement),
+        ('Nova credentials', _check_nova),
+        ('Aggregate mirror backlog', _check_mirror_backlog),
+        ('Policy file JSON to YAML migration',
+         (common_checks.check_policy_json, {'conf': CONF})),
+    )
+
+
+def _try_peer(name, call):
+    """One authenticated request: are the credentials accepted?"""
+    try:
+        call()
+    except mirror_exception.PeerError as exc:
+        return _result(FAILURE, '%s refused or did not answer our '
+                       'request: %s' % (name, exc.detail))
+    return _result(SUCCESS, '%s accepted our credentials.' % name)
+
+
+def main(argv=None):
+    return upgradecheck.main(
+        CONF, project='reserveapi', upgrade_command=Checks(),
+        argv=sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,34 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Failed PostgreSQL connections that oslo.db does not recognize.
+
+oslo.db turns a failed connection into ``DBConnectionError`` by the
+wording of the driver's message. Its PostgreSQL pattern is libpq's old
+"could not connect to server"; libpq 14 and later say ``connection to
+server at "HOST", port N failed: ...`` (refused, or the server starting
+up or shutting down), so the driver's ``OperationalError`` escaped as it
+was and the API answered 500 instead of 503. This module adds that
+wording to oslo.db's own filters, as the fix upstream would; importing it
+is enough (``reserveapi.db.base`` does).
+"""
+
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import exc_filters
+import sqlalchemy as sa
+
+
+@exc_filters.filters('postgresql', sa.exc.OperationalError,
+                     r'.*connection to server (?:at|on socket) .* failed')
+def _libpq_connection_failed(operational_error, match, engine_name,
+                             is_disconnect):
+    raise db_exc.DBConnectionError(operational_error)

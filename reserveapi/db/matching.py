@@ -1,0 +1,270 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Matching in SQL: the clauses that narrow the inventory before Python
+checks every rule, the candidate batches, and the counts that explain an
+empty match.
+
+The clauses here are also what the derived ``schedulable`` flag, the
+claim's re-check and the capacity counts are computed from, so that no
+two places can disagree on what an eligible node is.
+"""
+
+import collections
+import dataclasses
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from reserveapi.common import states
+from reserveapi.db import base
+from reserveapi.db import models
+from reserveapi.db import records
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeFilter:
+    """What SQL can decide about a node before Python looks at it.
+
+    Every field narrows; None or empty means "no constraint". Matching
+    re-checks every rule in Python, so this must only ever drop nodes
+    that Python would drop too.
+    """
+
+    resource_class: str | None = None
+    cpu_arch: str | None = None
+    min_memory_mb: int | None = None
+    min_cpus: int | None = None
+    min_local_gb: int | None = None
+    exact_memory_mb: int | None = None
+    exact_cpus: int | None = None
+    required_traits: frozenset = frozenset()
+    forbidden_traits: frozenset = frozenset()
+    capability_in: tuple = ()        # ((key, (value, ...)), ...)
+    capability_true: tuple = ()      # (key, ...): value is true, any case
+    project_id: str | None = None
+    candidates: frozenset | None = None
+
+
+# The order candidates are read in: smallest first, which is best fit
+# whichever dimensions a flavor sizes on, and exactly the best-fit
+# index's order, so the database stops reading at the LIMIT.
+FIT_ORDER = ('memory_mb', 'cpus', 'local_gb', 'id')
+_CANDIDATE_COLUMNS = ('id', 'vanished', 'synced_at', 'created_at',
+                      'updated_at') + records.NODE_COLUMNS
+
+
+def live_reservation_join():
+    """Joins a node to its live reservation, if it has one."""
+    return models.Reservation.active_node_id == models.Node.id
+
+
+def has_live_reservation():
+    return sa.exists().where(live_reservation_join())
+
+
+def eligible_clauses():
+    """The eligibility rules, each a (criterion name, clause) pair."""
+    node = models.Node
+    return [
+        ('provision_state', node.provision_state == states.AVAILABLE),
+        ('power_state', node.power_state.is_not(None)),
+        ('maintenance', sa.not_(node.maintenance)),
+        ('retired', sa.not_(node.retired)),
+        ('instance_uuid', node.instance_uuid.is_(None)),
+        ('reserved', sa.not_(has_live_reservation())),
+    ]
+
+
+def free_clauses():
+    """Eligibility but for the live reservation, which callers judge
+    their own way (a join, the derived flag, a unique constraint).
+    """
+    return [clause for name, clause in eligible_clauses()
+            if name != 'reserved']
+
+
+def filter_clauses(node_filter):
+    """(criterion name, clause) pairs, in the matcher's criteria order."""
+    node = models.Node
+    f = node_filter
+    clauses = eligible_clauses()
+    if f.candidates is not None:
+        names = sorted(f.candidates)
+        clauses.append(('candidate_nodes',
+                        sa.or_(node.uuid.in_(names), node.name.in_(names))))
+    if f.project_id is not None:
+        clauses.append(('owner', sa.or_(
+            sa.and_(node.owner.is_(None), node.lessee.is_(None)),
+            node.owner == f.project_id, node.lessee == f.project_id)))
+    if f.resource_class is not None:
+        clauses.append(('resource_class',
+                        node.resource_class == f.resource_class))
+    if f.cpu_arch is not None:
+        clauses.append(('cpu_arch', node.cpu_arch == f.cpu_arch))
+    clauses.extend(_size_clauses(f))
+    clauses.extend(_trait_clauses(f))
+    clauses.extend(_capability_clauses(f))
+    return clauses
+
+
+def _size_clauses(f):
+    node = models.Node
+    for name, column, minimum, exact in (
+            ('memory_mb', node.memory_mb, f.min_memory_mb, f.exact_memory_mb),
+            ('cpus', node.cpus, f.min_cpus, f.exact_cpus),
+            ('local_gb', node.local_gb, f.min_local_gb, None)):
+        if exact is not None:
+            yield name, column == exact
+        elif minimum:
+            yield name, column >= minimum
+
+
+def _trait_clauses(f):
+    trait = models.NodeTrait
+    for name in sorted(f.required_traits):
+        yield ('required_traits:' + name, sa.exists().where(
+            trait.node_id == models.Node.id, trait.trait == name))
+    for name in sorted(f.forbidden_traits):
+        yield ('forbidden_traits:' + name, ~sa.exists().where(
+            trait.node_id == models.Node.id, trait.trait == name))
+
+
+def _capability_clauses(f):
+    capability = models.NodeCapability
+    for key, values in f.capability_in:
+        yield ('capabilities:' + key, sa.exists().where(
+            capability.node_id == models.Node.id, capability.key == key,
+            capability.value.in_(values)))
+    for key in f.capability_true:
+        yield ('capabilities:' + key, sa.exists().where(
+            capability.node_id == models.Node.id, capability.key == key,
+            sa.func.lower(capability.value) == 'true'))
+
+
+def candidate_batches(node_filter, batch_size, first_batch=None):
+    """Yield lists of NodeRecords passing ``node_filter``, best fit first.
+
+    Keyset pagination over FIT_ORDER keeps every batch one short
+    indexed query, however many nodes there are. Batches start at
+    ``first_batch`` and double up to ``batch_size``: usually the first few
+    rows already match, and loading more would only cost time. Rows are
+    read with Core, not the ORM: this is the hot path.
+
+    :raises: DBError
+    """
+    node = models.Node
+    clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
+        clause for _name, clause in filter_clauses(node_filter)]
+    order = [getattr(node, column) for column in FIT_ORDER]
+    columns = [getattr(node, column) for column in _CANDIDATE_COLUMNS]
+    size = min(first_batch or batch_size, batch_size)
+    last = None
+    while True:
+        query = sa.select(*columns).where(*clauses).order_by(*order).limit(
+            size)
+        if last is not None:
+            query = query.where(sa.tuple_(*order) > last)
+        with base.reader() as session:
+            rows = session.execute(query).all()
+            traits, capabilities = _children_of(session,
+                                                [row.id for row in rows])
+        if not rows:
+            return
+        yield [records.NodeRecord(capabilities=capabilities.get(row.id, {}),
+                                  traits=frozenset(traits.get(row.id, ())),
+                                  **row._asdict())
+               for row in rows]
+        if len(rows) < size:
+            return
+        last = tuple(getattr(rows[-1], column) for column in FIT_ORDER)
+        size = min(size * 2, batch_size)
+
+
+def _children_of(session, node_ids):
+    """Traits and capabilities of some nodes, as two dicts by node id.
+
+    One round trip: traits come back as rows with a NULL value.
+    """
+    traits = collections.defaultdict(list)
+    capabilities = collections.defaultdict(dict)
+    if node_ids:
+        trait, capability = models.NodeTrait, models.NodeCapability
+        rows = sa.union_all(
+            sa.select(trait.node_id, trait.trait.label('key'),
+                      sa.cast(sa.null(), sa.String(255)).label('value'))
+            .where(trait.node_id.in_(node_ids)),
+            sa.select(capability.node_id, capability.key, capability.value)
+            .where(capability.node_id.in_(node_ids)))
+        for node_id, key, value in session.execute(rows):
+            if value is None:
+                traits[node_id].append(key)
+            else:
+                capabilities[node_id][key] = value
+    return traits, capabilities
+
+
+def count_eliminated(node_filter, values_shown):
+    """Explain an empty match: ``(total, eliminated, capability_values)``.
+
+    ``eliminated`` counts, per SQL criterion, the nodes it was the first
+    to reject; ``capability_values`` holds, for a rejecting capability,
+    the ``values_shown`` most common values (``<unset>`` when unset)
+    among the nodes it rejected. That is the only cut for such a key:
+    nodes that pass a capability's clause pass its Python check too, so
+    Python never counts values for it.
+
+    :raises: DBError
+    """
+    clauses = filter_clauses(node_filter)
+    node = models.Node
+
+    def passing(count):
+        return [node.vanished.is_(False)] + [
+            clause for _name, clause in clauses[:count]]
+
+    with base.reader() as session:
+        counts = [session.scalar(sa.select(sa.func.count()).select_from(
+            node).where(*passing(index)))
+            for index in range(len(clauses) + 1)]
+        eliminated, capability_values = {}, {}
+        for index, (name, clause) in enumerate(clauses):
+            rejected = counts[index] - counts[index + 1]
+            if not rejected:
+                continue
+            eliminated[name] = rejected
+            if name.startswith('capabilities:'):
+                key = name.partition(':')[2]
+                capability_values[key] = _capability_values(
+                    session, key, passing(index) + [sa.not_(clause)],
+                    values_shown)
+    return counts[0], eliminated, capability_values
+
+
+def _capability_values(session, key, rejected, limit):
+    """Counter of the most common values of capability ``key`` among
+    the nodes ``rejected`` selects.
+    """
+    capability = orm.aliased(models.NodeCapability)
+    rows = session.execute(
+        sa.select(capability.value, sa.func.count())
+        .select_from(models.Node)
+        .outerjoin(capability, sa.and_(
+            capability.node_id == models.Node.id, capability.key == key))
+        .where(*rejected)
+        .group_by(capability.value)
+        .order_by(sa.func.count().desc(),
+                  capability.value.is_(None), capability.value)
+        .limit(limit))
+    return collections.Counter(
+        {value if value is not None else '<unset>': count
+         for value, count in rows})

@@ -1,0 +1,360 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The aggregate mirror's desired state and its retry queue.
+
+One row per (aggregate, host): whether the host should be a member, a
+version that grows with every change of mind, and the progress of
+making Placement agree. Rows are claimed in the database, so any number
+of API processes and workers may apply them.
+"""
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from reserveapi.common import exception
+from reserveapi.common import states
+from reserveapi.db import base
+from reserveapi.db import models
+from reserveapi.db import records
+
+_ERROR_LENGTH = 2000
+
+
+def _unclaimed(now):
+    claimed_until = models.MirrorHost.claimed_until
+    return sa.or_(claimed_until.is_(None), claimed_until < now)
+
+
+def _locked_aggregate(session, uuid, now):
+    """The aggregate's row, created on first sight, locked until commit
+    so that a purge and a host joining it never interleave.
+    """
+    aggregate = session.scalars(
+        sa.select(models.MirrorAggregate)
+        .where(models.MirrorAggregate.uuid == uuid)
+        .with_for_update()).first()
+    if aggregate is None:
+        aggregate = models.MirrorAggregate(uuid=uuid, deleted=False,
+                                           created_at=now)
+        session.add(aggregate)
+        session.flush()
+    return aggregate
+
+
+def _set_desired(row, member, now, claimed_by, claimed_until):
+    """Make ``row`` pending for ``member``; a flip is a new version whose
+    attempts start over.
+    """
+    if row.member != member:
+        row.member = member
+        row.version += 1
+        row.attempts = 0
+        row.last_error = None
+    if row.state != states.PENDING or row.pending_since is None:
+        row.pending_since = now
+    row.state = states.PENDING
+    row.next_attempt_at = None
+    row.claimed_by = claimed_by
+    row.claimed_until = claimed_until if claimed_by else None
+
+
+@base.retry_on_duplicate
+def set_membership(aggregate_uuid, host, member, claimed_by=None,
+                          claimed_until=None):
+    """Record that ``host`` should (``member``) or should not be in the
+    aggregate, pending until applied.
+
+    The aggregate is recorded on first sight and revived when a host
+    joins it after a delete. With ``claimed_by`` the caller applies the
+    row at once and takes it over from any worker, whose finish then
+    finds the version or the claim changed; without, a worker takes it.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        aggregate = _locked_aggregate(session, aggregate_uuid, now)
+        if member:
+            aggregate.deleted = False
+        row = session.scalars(
+            sa.select(models.MirrorHost)
+            .where(models.MirrorHost.aggregate_id == aggregate.id,
+                   models.MirrorHost.host == host)
+            .with_for_update()).first()
+        if row is None:
+            row = models.MirrorHost(aggregate_id=aggregate.id, host=host,
+                                    member=member, version=1, attempts=0,
+                                    created_at=now)
+            session.add(row)
+        _set_desired(row, member, now, claimed_by, claimed_until)
+        session.flush()
+        return records.mirror_host_record(row, aggregate_uuid)
+
+
+@base.retry_on_duplicate
+def delete_aggregate(aggregate_uuid, claimed_by=None,
+                            claimed_until=None):
+    """Mark the aggregate deleted and every host as leaving it.
+
+    The row stays, so that its UUID is still known as ours wherever it
+    remains in Placement, until a reconcile finds it gone everywhere.
+    Returns the hosts that still have to leave, claimed as by
+    ``set_membership``.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    host = models.MirrorHost
+    with base.writer() as session:
+        aggregate = _locked_aggregate(session, aggregate_uuid, now)
+        aggregate.deleted = True
+        rows = session.scalars(
+            sa.select(host)
+            .where(host.aggregate_id == aggregate.id,
+                   sa.or_(host.member.is_(True),
+                          host.state == states.PENDING))
+            .order_by(host.host)
+            .with_for_update()).all()
+        for row in rows:
+            _set_desired(row, False, now, claimed_by, claimed_until)
+        session.flush()
+        return [records.mirror_host_record(row, aggregate_uuid)
+                for row in rows]
+
+
+@base.retry_on_duplicate
+def record_aggregates(uuids):
+    """Know these aggregates as ours and alive: a full desired state
+    (Nova's list, an operator's file) names them.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        for uuid in uuids:
+            _locked_aggregate(session, uuid, now).deleted = False
+
+
+def _claimed_hosts(session, claimed_by, ids):
+    """Those of ``ids`` that ``claimed_by`` holds."""
+    rows = session.execute(
+        sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
+        .join(models.MirrorAggregate)
+        .where(models.MirrorHost.id.in_(ids),
+               models.MirrorHost.claimed_by == claimed_by)
+        .order_by(models.MirrorHost.id))
+    return [records.mirror_host_record(row, uuid) for row, uuid in rows]
+
+
+def claim_hosts(claimed_by, claimed_until, limit, now=None):
+    """Claim up to ``limit`` pending rows that are due and unclaimed.
+
+    The UPDATE repeats the conditions of the SELECT, and the database
+    serializes writes to a row: of several workers racing for a row,
+    the first to commit gets it and the others' UPDATE skips it. A
+    worker that lost every row it selected looks again, in a new
+    transaction, so that it only comes back empty-handed when nothing
+    is due.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    while True:
+        selected, claimed = _claim_hosts(claimed_by, claimed_until,
+                                                limit, now)
+        if claimed or not selected:
+            return claimed
+
+
+@base.retry_on_deadlock
+def _claim_hosts(claimed_by, claimed_until, limit, now):
+    host = models.MirrorHost
+    due = sa.and_(host.state == states.PENDING,
+                  sa.or_(host.next_attempt_at.is_(None),
+                         host.next_attempt_at <= now),
+                  _unclaimed(now))
+    with base.writer() as session:
+        ids = session.scalars(sa.select(host.id).where(due)
+                              .order_by(host.id).limit(limit)).all()
+        if not ids:
+            return 0, []
+        session.execute(sa.update(host).where(host.id.in_(ids), due).values(
+            claimed_by=claimed_by, claimed_until=claimed_until))
+        return len(ids), _claimed_hosts(session, claimed_by, ids)
+
+
+@base.retry_on_deadlock
+def claim_host(host_id, version, claimed_by, claimed_until,
+                      now=None):
+    """Make one row pending and claim it, because Placement was found to
+    disagree with it; None if it changed since it was read (``version``)
+    or someone else is applying it.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    host = models.MirrorHost
+    with base.writer() as session:
+        claimed = session.execute(
+            sa.update(host)
+            .where(host.id == host_id, host.version == version,
+                   _unclaimed(now))
+            .values(state=states.PENDING,
+                    pending_since=sa.func.coalesce(host.pending_since, now),
+                    claimed_by=claimed_by, claimed_until=claimed_until)
+        ).rowcount
+        if not claimed:
+            return None
+        (record,) = _claimed_hosts(session, claimed_by, [host_id])
+        return record
+
+
+@base.retry_on_deadlock
+def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
+    """Record the outcome of applying ``version`` of a row; returns the
+    row as it now is (None if it was purged meanwhile).
+
+    If the desired state changed meanwhile, what the caller wrote may
+    have landed after the newer change: the row goes back to pending,
+    unclaimed and due at once, so that the newest state is written last
+    (whoever is applying it now loses the claim and does not mark it
+    synced). Otherwise the outcome counts only while the caller still
+    holds the claim: ``error`` schedules a retry at ``retry_at``.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    host = models.MirrorHost
+    with base.writer() as session:
+        overtaken = session.execute(
+            sa.update(host)
+            .where(host.id == host_id, host.version != version)
+            .values(state=states.PENDING, next_attempt_at=None,
+                    pending_since=sa.func.coalesce(host.pending_since, now),
+                    claimed_by=None, claimed_until=None)).rowcount
+        if not overtaken:
+            _record_outcome(session, host_id, version, claimed_by, error,
+                            retry_at, now)
+        return _host(session, host_id)
+
+
+def _record_outcome(session, host_id, version, claimed_by, error, retry_at,
+                    now):
+    """Synced, or one more failed attempt; only for the claim's holder."""
+    host = models.MirrorHost
+    if error is None:
+        outcome = {'state': states.SYNCED, 'attempts': 0,
+                   'last_error': None, 'next_attempt_at': None,
+                   'pending_since': None, 'synced_at': now}
+    else:
+        outcome = {'attempts': host.attempts + 1,
+                   'last_error': error[:_ERROR_LENGTH],
+                   'next_attempt_at': retry_at}
+    session.execute(
+        sa.update(host)
+        .where(host.id == host_id, host.version == version,
+               host.claimed_by == claimed_by)
+        .values(**outcome, claimed_by=None, claimed_until=None))
+
+
+def _host(session, host_id):
+    row = session.execute(
+        sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
+        .join(models.MirrorAggregate)
+        .where(models.MirrorHost.id == host_id)).first()
+    return records.mirror_host_record(*row) if row is not None else None
+
+
+def get_aggregate(uuid):
+    """The aggregate with every host row.
+
+    :raises: AggregateNotFound
+    """
+    with base.reader() as session:
+        aggregate = session.scalars(
+            sa.select(models.MirrorAggregate)
+            .where(models.MirrorAggregate.uuid == uuid)).first()
+        if aggregate is None:
+            raise exception.AggregateNotFound(aggregate=uuid)
+        return records.mirror_aggregate_record(aggregate)
+
+
+def list_aggregates(limit=None, marker=None, sort_key='uuid',
+                           sort_dir='asc'):
+    """Aggregates with all their host rows, deleted ones included.
+
+    :raises: Invalid for an unknown marker.
+    """
+    with base.reader() as session:
+        query = base.paginate(session, sa.select(models.MirrorAggregate),
+                              models.MirrorAggregate, limit, sort_key,
+                              sort_dir, marker)
+        return [records.mirror_aggregate_record(aggregate)
+                for aggregate in session.scalars(query)]
+
+
+@base.retry_on_deadlock
+def purge_aggregate(uuid, now=None):
+    """Forget a deleted aggregate nobody is still leaving; True if done.
+
+    Callers purge only after finding no provider in the aggregate, so
+    ownership ends when nothing of it is left in Placement.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    host = models.MirrorHost
+    with base.writer() as session:
+        aggregate_id = session.scalar(
+            sa.select(models.MirrorAggregate.id)
+            .where(models.MirrorAggregate.uuid == uuid,
+                   models.MirrorAggregate.deleted.is_(True))
+            .with_for_update())
+        if aggregate_id is None:
+            return False
+        busy = session.scalar(
+            sa.select(host.id)
+            .where(host.aggregate_id == aggregate_id,
+                   sa.or_(host.member.is_(True),
+                          host.state == states.PENDING,
+                          sa.not_(_unclaimed(now))))
+            .limit(1))
+        if busy is not None:
+            return False
+        session.execute(sa.delete(host).where(
+            host.aggregate_id == aggregate_id))
+        session.execute(sa.delete(models.MirrorAggregate).where(
+            models.MirrorAggregate.id == aggregate_id))
+        return True
+
+
+def get_status():
+    """Row counts per state, and the row pending the longest (or None).
+
+    :raises: DBError
+    """
+    host = models.MirrorHost
+    with base.reader() as session:
+        counts = dict(session.execute(
+            sa.select(host.state, sa.func.count(host.id))
+            .group_by(host.state)).all())
+        oldest = session.execute(
+            sa.select(host, models.MirrorAggregate.uuid)
+            .join(models.MirrorAggregate)
+            .where(host.state == states.PENDING)
+            .order_by(host.pending_since, host.id)
+            .limit(1)).first()
+        return {'pending': counts.get(states.PENDING, 0),
+                'synced': counts.get(states.SYNCED, 0),
+                'oldest_pending': (records.mirror_host_record(*oldest)
+                                   if oldest is not None else None)}

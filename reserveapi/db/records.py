@@ -1,0 +1,168 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The plain, frozen records the database modules return.
+
+Callers never see a live ORM object: what they hold cannot lazy-load,
+and cannot change behind their back.
+"""
+
+import dataclasses
+
+from reserveapi.common import states
+
+# Node columns copied from the inventory as they are.
+NODE_COLUMNS = ('uuid', 'name', 'resource_class', 'memory_mb', 'cpus',
+                'local_gb', 'cpu_arch', 'provision_state', 'power_state',
+                'maintenance', 'retired', 'instance_uuid', 'conductor_group',
+                'owner', 'lessee')
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeRecord:
+    """A node as matching and the API see it."""
+
+    id: int
+    uuid: str
+    name: str | None
+    resource_class: str | None
+    memory_mb: int
+    cpus: int
+    local_gb: int
+    cpu_arch: str | None
+    capabilities: dict
+    traits: frozenset
+    provision_state: str | None
+    power_state: str | None
+    maintenance: bool
+    retired: bool
+    instance_uuid: str | None
+    conductor_group: str | None
+    owner: str | None
+    lessee: str | None
+    vanished: bool
+    synced_at: object
+    created_at: object
+    updated_at: object
+    reservation: object = None
+
+    @property
+    def reserved(self):
+        return self.reservation is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class ReservationRecord:
+    uuid: str
+    instance_uuid: str
+    host: str
+    project_id: str | None
+    state: str
+    node_id: int
+    node_uuid: str
+    node_name: str | None
+    resource_class: str | None
+    created_at: object
+    updated_at: object
+    expires_at: object
+
+
+@dataclasses.dataclass(frozen=True)
+class MirrorHostRecord:
+    """Desired membership of one host in one aggregate, and its progress."""
+
+    id: int
+    aggregate_uuid: str
+    host: str
+    member: bool
+    version: int
+    state: str
+    attempts: int
+    last_error: str | None
+    next_attempt_at: object
+    pending_since: object
+    synced_at: object
+
+    @property
+    def synced(self):
+        return self.state == states.SYNCED
+
+
+@dataclasses.dataclass(frozen=True)
+class MirrorAggregateRecord:
+    uuid: str
+    deleted: bool
+    created_at: object
+    updated_at: object
+    hosts: tuple
+    """Every host row, member or not, sorted by host name."""
+
+    @property
+    def synced(self):
+        """Placement agrees with every row, leaving ones included."""
+        return all(row.synced for row in self.hosts)
+
+
+def node_record(node, reservation=None):
+    """A NodeRecord from a Node row and its live Reservation row."""
+    return NodeRecord(
+        id=node.id,
+        capabilities={cap.key: cap.value for cap in node.capabilities},
+        traits=frozenset(trait.trait for trait in node.traits),
+        vanished=node.vanished, synced_at=node.synced_at,
+        created_at=node.created_at, updated_at=node.updated_at,
+        reservation=(reservation_record(reservation, node)
+                     if reservation is not None else None),
+        **{column: getattr(node, column) for column in NODE_COLUMNS})
+
+
+def reservation_record(reservation, node=None):
+    """A ReservationRecord from a Reservation row (and its Node row)."""
+    node = node or reservation.node
+    return ReservationRecord(
+        uuid=reservation.uuid,
+        instance_uuid=reservation.instance_uuid, host=reservation.host,
+        project_id=reservation.project_id, state=reservation.state,
+        node_id=node.id, node_uuid=node.uuid, node_name=node.name,
+        resource_class=node.resource_class,
+        created_at=reservation.created_at,
+        updated_at=reservation.updated_at,
+        expires_at=reservation.expires_at)
+
+
+def mirror_host_record(row, aggregate_uuid):
+    """A MirrorHostRecord from a MirrorHost row."""
+    return MirrorHostRecord(
+        id=row.id, aggregate_uuid=aggregate_uuid, host=row.host,
+        member=row.member, version=row.version, state=row.state,
+        attempts=row.attempts, last_error=row.last_error,
+        next_attempt_at=row.next_attempt_at,
+        pending_since=row.pending_since, synced_at=row.synced_at)
+
+
+def mirror_aggregate_record(aggregate):
+    """A MirrorAggregateRecord from a MirrorAggregate row and its hosts."""
+    return MirrorAggregateRecord(
+        uuid=aggregate.uuid, deleted=aggregate.deleted,
+        created_at=aggregate.created_at, updated_at=aggregate.updated_at,
+        hosts=tuple(sorted((mirror_host_record(row, aggregate.uuid)
+                            for row in aggregate.hosts),
+                           key=lambda record: record.host)))
+
+
+@dataclasses.dataclass(frozen=True)
+class InventorySyncRecord:
+    """When an inventory source was last read completely."""
+
+    source: str
+    synced_at: object
+    nodes: int

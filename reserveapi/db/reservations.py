@@ -1,0 +1,180 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Reservations: one node held for one instance.
+
+The unique live-node and live-instance columns are what makes a double
+booking impossible, whatever the number of API processes.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from reserveapi.common import exception
+from reserveapi.common import states
+from reserveapi.db import base
+from reserveapi.db import matching
+from reserveapi.db import models
+from reserveapi.db import nodes
+from reserveapi.db import records
+
+
+def get_reservation(uuid):
+    """:raises: ReservationNotFound"""
+    with base.reader() as session:
+        reservation = session.scalars(sa.select(models.Reservation).where(
+            models.Reservation.uuid == uuid)).first()
+        if reservation is None:
+            raise exception.ReservationNotFound(reservation=uuid)
+        return records.reservation_record(reservation)
+
+
+def get_live_reservation_for_instance(instance_uuid):
+    """The instance's live reservation, or None.
+
+    :raises: DBError
+    """
+    with base.reader() as session:
+        reservation = session.scalars(sa.select(models.Reservation).where(
+            models.Reservation.active_instance_uuid == instance_uuid)).first()
+        return (records.reservation_record(reservation)
+                if reservation is not None else None)
+
+
+def list_reservations(filters=None, limit=None, marker=None,
+                      sort_key='created_at', sort_dir='asc'):
+    """Reservations matching equality ``filters`` (``node_uuid`` too).
+
+    :raises: Invalid for an unknown marker.
+    """
+    filters = dict(filters or {})
+    query = sa.select(models.Reservation).join(models.Reservation.node)
+    node_uuid = filters.pop('node_uuid', None)
+    if node_uuid is not None:
+        query = query.where(models.Node.uuid == node_uuid)
+    for column, value in filters.items():
+        query = query.where(getattr(models.Reservation, column) == value)
+    with base.reader() as session:
+        query = base.paginate(session, query, models.Reservation, limit,
+                              sort_key, sort_dir, marker)
+        return [records.reservation_record(reservation)
+                for reservation in session.scalars(query)]
+
+
+@base.retry_on_deadlock
+def create_reservation(values, node):
+    """Claim ``node`` (a NodeRecord) for a new reservation.
+
+    One INSERT ... SELECT that only inserts while the node is still
+    eligible. The unique live-node and live-instance columns make this
+    safe against every concurrent writer.
+
+    :raises: NodeAlreadyReserved when the node was taken meanwhile (try
+        the next one); InstanceReserved when the instance got a
+        reservation meanwhile.
+    """
+    now = timeutils.utcnow()
+    row = dict(values, node_id=node.id, active_node_id=node.id,
+               active_instance_uuid=values['instance_uuid'],
+               state=states.RESERVED, created_at=now)
+    columns = sorted(row)
+    eligible = sa.select(*[sa.literal(row[column]) for column in columns]
+                         ).where(models.Node.id == node.id,
+                                 models.Node.vanished.is_(False),
+                                 *matching.free_clauses())
+    try:
+        with base.writer() as session:
+            inserted = session.execute(
+                sa.insert(models.Reservation).from_select(columns, eligible)
+            ).rowcount
+            if inserted:
+                session.execute(sa.update(models.Node).where(
+                    models.Node.id == node.id).values(
+                    reserved=True, updated_at=models.Node.updated_at))
+    except db_exc.DBDuplicateEntry as exc:
+        if 'active_node_id' in (exc.columns or ()):
+            raise exception.NodeAlreadyReserved(node=node.uuid)
+        raise exception.InstanceReserved(
+            instance_uuid=values['instance_uuid'])
+    if not inserted:
+        raise exception.NodeAlreadyReserved(node=node.uuid)
+    return records.ReservationRecord(
+        uuid=row['uuid'], instance_uuid=row['instance_uuid'],
+        host=row['host'], project_id=row['project_id'],
+        state=states.RESERVED, node_id=node.id, node_uuid=node.uuid,
+        node_name=node.name, resource_class=node.resource_class,
+        created_at=now, updated_at=None, expires_at=None)
+
+
+@base.retry_on_deadlock
+def update_reservation(uuid, expected_state, values):
+    """Compare-and-set update: only if the state is still as read.
+
+    :raises: Conflict when it changed meanwhile; ReservationNotFound.
+    """
+    values = dict(values, updated_at=timeutils.utcnow())
+    with base.writer() as session:
+        updated = session.execute(
+            sa.update(models.Reservation).where(
+                models.Reservation.uuid == uuid,
+                models.Reservation.state == expected_state).values(**values)
+        ).rowcount
+    if not updated:
+        current = get_reservation(uuid)
+        raise exception.Conflict(
+            reason='reservation %s changed meanwhile (now %s); read it '
+                   'again.' % (uuid, current.state))
+    return get_reservation(uuid)
+
+
+@base.retry_on_deadlock
+def delete_reservation(uuid):
+    """Delete a reservation; its node is free as soon as this commits.
+
+    :raises: ReservationNotFound
+    """
+    with base.writer() as session:
+        node_id = session.scalar(sa.select(models.Reservation.node_id).where(
+            models.Reservation.uuid == uuid))
+        deleted = session.execute(sa.delete(models.Reservation).where(
+            models.Reservation.uuid == uuid)).rowcount
+        if deleted:
+            nodes.refresh_flags(session, [node_id])
+    if not deleted:
+        raise exception.ReservationNotFound(reservation=uuid)
+
+
+@base.retry_on_deadlock
+def expire_reservations(older_than):
+    """End every ``reserved`` reservation created before ``older_than``;
+    returns how many.
+
+    The UPDATE re-checks the state, so concurrent workers never expire one
+    twice and a reservation confirmed meanwhile (now ``active``) is left
+    alone.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    stale = (models.Reservation.state == states.RESERVED,
+             models.Reservation.created_at < older_than)
+    with base.writer() as session:
+        node_ids = list(session.scalars(
+            sa.select(models.Reservation.node_id).where(*stale)))
+        expired = session.execute(
+            sa.update(models.Reservation).where(*stale).values(
+                state=states.EXPIRED, active_node_id=None,
+                active_instance_uuid=None, expires_at=now, updated_at=now)
+        ).rowcount
+        nodes.refresh_flags(session, node_ids)
+    return expired

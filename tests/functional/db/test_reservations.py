@@ -1,0 +1,70 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Reservations in the database: the unique live columns decide races."""
+
+import uuid
+
+import fixtures
+
+from reserveapi import reservations
+from reserveapi.common import exception
+from reserveapi.db import nodes as db_nodes
+from reserveapi.db import reservations as db_reservations
+from tests import examples
+from tests.functional import base
+from tests.functional import inventory
+
+
+class TestInstanceRace(base.DBTestCase):
+    """The same instance reserved twice at once: one claim wins."""
+
+    def setUp(self):
+        super().setUp()
+        inventory.sync(self, [inventory.node('node-1'),
+                              inventory.node('node-2')])
+        self.node_1, self.node_2 = db_nodes.list_nodes(sort_key='name')
+        self.instance_uuid = str(uuid.uuid4())
+
+    def values(self, host='compute-1'):
+        return {'uuid': str(uuid.uuid4()), 'host': host,
+                'instance_uuid': self.instance_uuid, 'project_id': None}
+
+    def test_loser_names_the_instance_not_placeholders(self):
+        winner = db_reservations.create_reservation(self.values(),
+                                                    self.node_1)
+
+        error = self.assertRaises(exception.InstanceReserved,
+                                  db_reservations.create_reservation,
+                                  self.values('compute-2'), self.node_2)
+
+        self.assertIn(self.instance_uuid, error.detail)
+        self.assertNotIn('?', error.detail)
+        self.assertEqual([winner.uuid], [
+            item.uuid for item in db_reservations.list_reservations()])
+
+    def test_winner_gone_before_it_is_read(self):
+        # The winner ended between the refusal and the read of it: the
+        # answer is still a conflict, worded without it.
+        db_reservations.create_reservation(self.values('compute-2'),
+                                           self.node_1)
+        self.useFixture(fixtures.MockPatchObject(
+            db_reservations, 'get_live_reservation_for_instance',
+            return_value=None))
+
+        error = self.assertRaises(
+            exception.InstanceReserved, reservations.reserve,
+            self.instance_uuid, 'compute-1', None, examples.REQUEST_SPEC,
+            candidate_nodes=['node-2'])
+
+        self.assertIn(self.instance_uuid, error.detail)
+        self.assertNotIn('?', error.detail)

@@ -1,0 +1,212 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Database down is a 503, never a 500, and leaves nothing half-done.
+
+With the database unreachable every route answers 503 in the API-WG
+format with ``Retry-After``, and ``GET /healthcheck`` says so. Against a
+private PostgreSQL or MariaDB server (``tests.fixtures.dbservers``) that
+the tests stop, or kill in the middle of a transaction, whatever was in
+flight is rolled back: the data is as it was, and the API works again as
+soon as the server is back.
+"""
+
+import uuid
+
+from oslo_db.sqlalchemy import engines
+import sqlalchemy as sa
+
+from reserveapi.api import errors
+from reserveapi.db import base as db_base
+from reserveapi.db import migration
+from reserveapi.db import models
+from tests import examples
+from tests.fixtures import dbservers
+from tests.functional import base
+from tests.functional import inventory
+from tests.functional.api import routes
+
+NODES = ('node-1', 'node-2')
+HOST = 'compute-1'
+
+
+def request_for(route, reservation_uuid, aggregate_uuid):
+    """``(method, path, body)`` for ``route`` with a valid body, so that
+    the request gets as far as the database."""
+    method, template = route.split(' ', 1)
+    path = template.format(reservation_uuid=reservation_uuid,
+                           aggregate_uuid=aggregate_uuid, host=HOST,
+                           node_ident=NODES[0])
+    bodies = {
+        'POST /v1/reservations': {
+            'instance_uuid': str(uuid.uuid4()), 'host': HOST,
+            'request_spec': examples.REQUEST_SPEC},
+        'PATCH /v1/reservations/{reservation_uuid}': [
+            {'op': 'replace', 'path': '/state', 'value': 'active'}],
+        'POST /v1/aggregates/sync': {
+            'aggregates': [{'uuid': aggregate_uuid, 'hosts': [HOST]}]},
+    }
+    return method, path, bodies.get(route)
+
+
+class DatabaseDownMixin:
+    """Assertions over an app whose database does not answer."""
+
+    def assertUnavailable(self, response):
+        error = self.assertError(response, 503,
+                                 'reserveapi.database_unavailable')
+        self.assertEqual(str(errors.RETRY_AFTER_SECONDS),
+                         response.headers['Retry-After'])
+        return error
+
+    def assertEveryRouteUnavailable(self, reservation_uuid, aggregate_uuid):
+        wrong = []
+        for route in routes.guarded_routes():
+            method, path, body = request_for(route, reservation_uuid,
+                                             aggregate_uuid)
+            response = self.request(method, path, body)
+            if response.status_int != 503:
+                wrong.append((route, response.status_int, response.text))
+                continue
+            self.assertUnavailable(response)
+        self.assertEqual([], wrong)
+        self.assertGreaterEqual(len(routes.guarded_routes()), 14)
+
+    def assertHealthcheckReportsIt(self):
+        response = self.app.get('/healthcheck', status='*')
+        self.assertEqual(503, response.status_int)
+        self.assertIn('database unavailable', response.text)
+
+
+class TestRefusedConnection(DatabaseDownMixin, base.APITestCase):
+    """The app pointed at a port where no database listens."""
+
+    scenarios = [
+        ('postgresql', {'url': 'postgresql+psycopg2://postgres@127.0.0.1:%d'
+                               '/reserveapi'}),
+        ('mysql', {'url': 'mysql+pymysql://root@127.0.0.1:%d/reserveapi'}),
+    ]
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(200, self.app.get('/healthcheck').status_int)
+        engine = engines.create_engine(self.url % dbservers.free_port(),
+                                       max_retries=0)
+        self.addCleanup(engine.dispose)
+        self.addCleanup(db_base.main_context_manager.patch_engine(engine))
+
+    def test_every_route_is_503(self):
+        self.assertEveryRouteUnavailable(str(uuid.uuid4()),
+                                         str(uuid.uuid4()))
+
+    def test_healthcheck_reports_it(self):
+        self.assertHealthcheckReportsIt()
+
+    def test_versions_need_no_database(self):
+        for path in ('/', '/v1'):
+            self.assertEqual(200, self.request('GET', path).status_int)
+
+
+class PrivateServerMixin(DatabaseDownMixin):
+    """The app on a private database server of ``SERVER``'s kind."""
+
+    SERVER = None
+
+    def setUp(self):
+        super().setUp()
+        self.server = self.useFixture(self.SERVER())
+        url = self.server.create_database('reserveapi')
+        self.server_engine = engines.create_engine(url, max_retries=0)
+        self.addCleanup(self.server_engine.dispose)
+        migration.upgrade(engine=self.server_engine)
+        self.addCleanup(db_base.main_context_manager.patch_engine(
+            self.server_engine))
+        self.config(inline_timeout=0, group='mirror')
+        inventory.sync(self, [inventory.node(name) for name in NODES])
+        self.reservation = self._reserve()
+        self.aggregate = str(uuid.uuid4())
+        response = self.request(
+            'PUT', '/v1/aggregates/%s/hosts/%s' % (self.aggregate, HOST))
+        self.assertEqual(202, response.status_int, response.text)
+
+    def _reserve(self):
+        response = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': HOST,
+            'request_spec': examples.REQUEST_SPEC})
+        self.assertEqual(201, response.status_int, response.text)
+        return response.json
+
+    def snapshot(self):
+        """Every row of every table, read straight from the server."""
+        with self.server_engine.connect() as connection:
+            return {table.name: sorted(
+                tuple(row) for row in connection.execute(sa.select(table)))
+                for table in models.Base.metadata.sorted_tables}
+
+    def kill_server_before(self, statement_start):
+        """SIGKILL the server just before the next statement starting
+        with ``statement_start``, inside the transaction that runs it."""
+        fired = []
+
+        def before(conn, cursor, statement, parameters, context, many):
+            if not fired and statement.lstrip().upper().startswith(
+                    statement_start):
+                fired.append(statement)
+                self.server.kill()
+
+        sa.event.listen(self.server_engine, 'before_cursor_execute', before)
+        self.addCleanup(sa.event.remove, self.server_engine,
+                        'before_cursor_execute', before)
+        return fired
+
+    def test_stopped_server_is_503_and_nothing_changes(self):
+        before = self.snapshot()
+        self.server.stop()
+        self.assertEveryRouteUnavailable(self.reservation['uuid'],
+                                         self.aggregate)
+        self.assertHealthcheckReportsIt()
+        self.server.start()
+        self.assertEqual(before, self.snapshot())
+        self.assertEqual(200, self.app.get('/healthcheck').status_int)
+        self._reserve()
+
+    def test_killed_while_reserving_leaves_no_reservation(self):
+        before = self.snapshot()
+        fired = self.kill_server_before('UPDATE NODES')
+        self.assertUnavailable(self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': HOST,
+            'request_spec': examples.REQUEST_SPEC}))
+        self.assertEqual(1, len(fired))
+        self.server.start()
+        # The INSERT of the reservation ran; it was never committed.
+        self.assertEqual(before, self.snapshot())
+        self._reserve()
+
+    def test_killed_while_releasing_leaves_it_reserved(self):
+        before = self.snapshot()
+        fired = self.kill_server_before('UPDATE NODES')
+        path = '/v1/reservations/' + self.reservation['uuid']
+        self.assertUnavailable(self.request('DELETE', path))
+        self.assertEqual(1, len(fired))
+        self.server.start()
+        # The DELETE ran; the node's flag was not refreshed: neither is
+        # committed, the reservation still holds its node.
+        self.assertEqual(before, self.snapshot())
+        self.assertEqual(204, self.request('DELETE', path).status_int)
+
+
+class TestPostgreSQLServer(PrivateServerMixin, base.APITestCase):
+    SERVER = dbservers.PostgreSQLServer
+
+
+class TestMariaDBServer(PrivateServerMixin, base.APITestCase):
+    SERVER = dbservers.MariaDBServer

@@ -1,0 +1,144 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The RBAC matrix (rbac_matrix.yaml), walked with real tokens.
+
+Every route behind policy (``routes.guarded_routes()``, read from the
+real controller tree), every persona: the status must
+be the one the matrix says, and every refusal must be an API-WG error. A
+route the API has and the matrix lacks, or the other way round, fails the
+suite, so that the matrix grows with the API.
+"""
+
+import os
+import uuid
+
+import testscenarios
+import testtools
+import yaml
+
+from reserveapi import reservations
+from reserveapi.mirror import state as mirror_state
+from tests.fixtures import keystone as keystone_fixture
+from tests.functional import inventory
+from tests.functional.api import routes
+from tests.keystone import base
+
+MATRIX_FILE = os.path.join(os.path.dirname(__file__), 'rbac_matrix.yaml')
+UNAUTHENTICATED = ('no_token', 'bogus_token', 'expired_token',
+                   'revoked_token')
+PERSONAS = tuple(sorted(keystone_fixture.PERSONAS)) + UNAUTHENTICATED
+NODES = ('node-1', 'node-2', 'node-3')
+HOST = 'compute-1'
+ERROR_CODES = {401: 'reserveapi.unauthorized', 403: 'reserveapi.forbidden',
+               404: 'reserveapi.reservation_not_found'}
+
+
+def load_matrix():
+    with open(MATRIX_FILE) as stream:
+        return yaml.safe_load(stream)['routes']
+
+
+def _fill(value, values):
+    """``value`` with every ``$name`` string replaced from ``values``."""
+    if isinstance(value, dict):
+        return {key: _fill(item, values) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill(item, values) for item in value]
+    if isinstance(value, str) and value.startswith('$'):
+        return values[value[1:]]
+    return value
+
+
+class TestMatrixCoversTheAPI(testtools.TestCase):
+
+    def test_every_route_and_persona_has_a_status(self):
+        matrix = load_matrix()
+        self.assertGreaterEqual(len(routes.guarded_routes()), 14)
+        self.assertEqual(routes.guarded_routes(), sorted(matrix))
+        for route, entry in matrix.items():
+            self.assertEqual(sorted(PERSONAS), sorted(entry['expect']),
+                             route)
+            for status in entry['expect'].values():
+                self.assertIn(status, (200, 201, 202, 204, 401, 403, 404))
+
+
+class TestRBACMatrix(base.KeystoneTestCase):
+    """One test per route of the real controller tree."""
+
+    scenarios = [(route, {'route': route})
+                 for route in routes.guarded_routes()]
+
+    def setUp(self):
+        super().setUp()
+        self.sync_nodes([inventory.node(name) for name in NODES])
+        self.entry = load_matrix()[self.route]
+
+    def _token(self, persona):
+        if persona == 'no_token':
+            return None
+        if persona == 'bogus_token':
+            return 'gAAAAAB' + uuid.uuid4().hex
+        if persona == 'expired_token':
+            return base.shared_expired_token()
+        if persona == 'revoked_token':
+            return base.shared_revoked_token()
+        return self.token(persona)
+
+    def _request(self):
+        """``(method, path, body)`` on fresh resources of project A."""
+        method, template = self.route.split(' ', 1)
+        values = {'new_uuid': str(uuid.uuid4()),
+                  'project_a': self.project_a,
+                  'request_spec': inventory.EXAMPLE_SPEC}
+        params = {'node_ident': NODES[0], 'host': HOST}
+        if '{reservation_uuid}' in template:
+            reservation, _created = reservations.reserve(
+                str(uuid.uuid4()), HOST, self.project_a,
+                inventory.EXAMPLE_SPEC)
+            params['reservation_uuid'] = reservation.uuid
+        if '{aggregate_uuid}' in template:
+            params['aggregate_uuid'] = str(uuid.uuid4())
+            mirror_state.join(params['aggregate_uuid'], HOST)
+        return (method, template.format(**params),
+                _fill(self.entry.get('body'), values))
+
+    def _release_everything(self):
+        """Free the nodes again for the next call."""
+        for reservation in reservations.list_reservations():
+            reservations.release(reservation.uuid)
+
+    def _mismatch(self, persona, expected, response):
+        """Why ``response`` is wrong for ``persona``, or None."""
+        if response.status_code != expected:
+            return '%s: expected %d, got %d %s' % (
+                persona, expected, response.status_code, response.text[:300])
+        if expected not in ERROR_CODES:
+            return None
+        (error,) = response.json()['errors']
+        if (error['status'], error['code']) != (expected,
+                                                ERROR_CODES[expected]):
+            return '%s: error body %s' % (persona, error)
+        return None
+
+    def test_route(self):
+        mismatches = []
+        for persona in PERSONAS:
+            method, path, body = self._request()
+            response = self.call(self._token(persona), method, path, body)
+            mismatches.append(self._mismatch(
+                persona, self.entry['expect'][persona], response))
+            self._release_everything()
+        self.assertEqual([], [item for item in mismatches if item])
+
+
+load_tests = testscenarios.load_tests_apply_scenarios
