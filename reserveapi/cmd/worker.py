@@ -53,6 +53,10 @@ def jobs():
                         reservations.expire))
     enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
+    if CONF.mirror.reconcile_from_nova_interval:
+        enabled.append(('mirror-reconcile-from-nova',
+                        CONF.mirror.reconcile_from_nova_interval,
+                        mirror_reconcile.reconcile_from_nova))
     if CONF.mirror.reconcile_interval:
         enabled.append(('mirror-reconcile', CONF.mirror.reconcile_interval,
                         mirror_reconcile.reconcile))

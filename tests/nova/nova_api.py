@@ -131,6 +131,23 @@ class HungService(fixtures.Fixture):
         self.addCleanup(sock.close)
 
 
+def serve_peers_on_loopback(test):
+    """Serve ``test``'s nova-api (every caller an admin) and Placement on
+    loopback; the reservation service's ``[placement]`` and ``[nova]``
+    config sections that reach them.
+    """
+    nova = test.useFixture(LoopbackFront(_AsAdmin(
+        test.api_fixture.app(), test.api.project_id)))
+    placement = test.useFixture(LoopbackFront(
+        placement_deploy.loadapp(test.placement_fixture.conf_fixture.conf)))
+    return {
+        'placement': {'auth_type': 'admin_token', 'endpoint': placement.url,
+                      'token': PLACEMENT_TOKEN},
+        'nova': {'auth_type': 'none',
+                 'endpoint_override': nova.url + '/v2.1'},
+    }
+
+
 class AggregateHookTestCase(base.IronicTestCase):
     """One Ironic host with the stock driver (a compute node, and so a
     provider, per Ironic node), nova-api with our filter, and the
@@ -150,12 +167,12 @@ class AggregateHookTestCase(base.IronicTestCase):
 
     def setUp(self):
         super().setUp()
-        self.nova_server = self.useFixture(LoopbackFront(_AsAdmin(
-            self.api_fixture.app(), self.api.project_id)))
-        self.placement_server = self.useFixture(LoopbackFront(
-            placement_deploy.loadapp(self.placement_fixture.conf_fixture.conf)))
-        self.reserveapi = self.useFixture(reserveapi_service.ReserveapiService(
-            sections=self._service_sections()))
+        sections = serve_peers_on_loopback(self)
+        sections['mirror'] = {'resolve_hosts_via_nova': 'true'}
+        for section, options in self.SERVICE_SECTIONS.items():
+            sections.setdefault(section, {}).update(options)
+        self.reserveapi = self.useFixture(
+            reserveapi_service.ReserveapiService(sections=sections))
         self.flags(group='reserveapi', auth_type='none',
                    endpoint_override=self.reserveapi.endpoint,
                    aggregate_timeout=self.AGGREGATE_TIMEOUT)
@@ -163,19 +180,6 @@ class AggregateHookTestCase(base.IronicTestCase):
         self.providers = sorted(node.uuid for node in self.compute_nodes()
                                 if node.host == self.HOSTS[0])
         self.assertEqual(self.NODES, len(self.providers))
-
-    def _service_sections(self):
-        sections = {
-            'placement': {'auth_type': 'admin_token',
-                          'endpoint': self.placement_server.url,
-                          'token': PLACEMENT_TOKEN},
-            'nova': {'auth_type': 'none',
-                     'endpoint_override': self.nova_server.url + '/v2.1'},
-            'mirror': {'resolve_hosts_via_nova': 'true'},
-        }
-        for section, options in self.SERVICE_SECTIONS.items():
-            sections.setdefault(section, {}).update(options)
-        return sections
 
     def _plain_api(self):
         """An admin client of Nova's stock pipeline, without our filter,

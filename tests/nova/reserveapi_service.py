@@ -94,6 +94,14 @@ class ReserveapiService(fixtures.Fixture):
                 for name, value in sorted(options.items()):
                     conf.write('%s = %s\n' % (name, value))
 
+    def configure(self, sections):
+        """Add ``sections`` to the config file, for the commands run from
+        now on (the API process keeps what it read at start).
+        """
+        for section, options in sections.items():
+            self.sections.setdefault(section, {}).update(options)
+        self._write_config()
+
     def _write_inventory(self, nodes):
         with open(self.inventory_path, 'w') as inventory:
             json.dump({'nodes': nodes}, inventory)

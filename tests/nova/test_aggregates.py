@@ -169,6 +169,8 @@ class TestAggregateHook(nova_api.AggregateHookTestCase):
         for part in (down_uuid, 'host %s' % HOST,
                      'Unable to establish connection'):
             self.assertIn(part, warning)
+        self.assertEqual(200, self.aggregate_action(
+            up_id, 'remove_host', HOST).status_code)
 
         with nova_api.HungService(self.reserveapi.port):
             took, response = self.timed(self.aggregate_action, hung_id,
@@ -176,27 +178,34 @@ class TestAggregateHook(nova_api.AggregateHookTestCase):
         self.assertEqual(200, response.status_code)
         self.assertGreaterEqual(took, timeout)
         self.assertLess(took, timeout + MARGIN)
-        self.assertEqual(2, len(self.hook_warnings()))
+        self.assertEqual(3, len(self.hook_warnings()))
         for part in (hung_uuid, 'host %s' % HOST, 'timed out'):
-            self.assertIn(part, self.hook_warnings()[1])
+            self.assertIn(part, self.hook_warnings()[2])
         self.assertEqual([], [line for line in
                               self.stdlog.logger.output.splitlines()
                               if ' WARNING [keystoneauth' in line
                               or ' WARNING [urllib3' in line])
 
-        # Nova 34 mirrored both by itself, onto its first compute node of
-        # the host only.
+        # Nova 34 mirrored the three changes by itself, onto its first
+        # compute node of the host only.
         first = self.first_compute_node(HOST)
-        expected = {uuid: {up_uuid, down_uuid, hung_uuid} if uuid == first
-                    else {up_uuid} for uuid in self.providers}
-        self.assertEqual(expected, self.provider_aggregates())
-
+        stale = {uuid: {down_uuid, hung_uuid} if uuid == first
+                 else {up_uuid} for uuid in self.providers}
+        self.assertEqual(stale, self.provider_aggregates())
         # Nova's own repair refuses a host with several compute nodes
         # and changes nothing.
-        code, output = self.nova_sync_aggregates()
-        self.assertEqual(1, code)
-        self.assertIn('Unexpected number of compute node records', output)
-        self.assertEqual(expected, self.provider_aggregates())
+        self.assertNovaRefusesToSync()
+        self.assertEqual(stale, self.provider_aggregates())
+
+        # The service is back: one worker pass that reads Nova's
+        # aggregates repairs every provider.
+        self.reserveapi.start()
+        self.reserveapi.configure({'mirror': {
+            'reconcile_from_nova_interval': 60}})
+        self.reserveapi.run_worker_once()
+        self.assertPlacementEqualsNova()
+        self.assertNovaRefusesToSync()
+        self.assertPlacementEqualsNova()
 
     # Helpers --------------------------------------------------------
 
@@ -226,9 +235,25 @@ class TestAggregateHook(nova_api.AggregateHookTestCase):
         return objects.ComputeNodeList.get_all_by_host(
             nova_context.get_admin_context(), host)[0].uuid
 
-    def nova_sync_aggregates(self):
-        """``nova-manage placement sync_aggregates``: (code, output)."""
+    def assertNovaRefusesToSync(self):
+        """``nova-manage placement sync_aggregates`` stops at the Ironic
+        host, as Nova 34 does for any host with several compute nodes.
+        """
         output = io.StringIO()
-        self.useFixture(fixtures.MonkeyPatch('sys.stdout', output))
-        code = nova_manage.PlacementCommands().sync_aggregates(verbose=True)
-        return code, output.getvalue()
+        with fixtures.MonkeyPatch('sys.stdout', output):
+            code = nova_manage.PlacementCommands().sync_aggregates(
+                verbose=True)
+        self.assertEqual(1, code, output.getvalue())
+        self.assertIn('Unexpected number of compute node records',
+                      output.getvalue())
+
+    def assertPlacementEqualsNova(self):
+        """Each provider of the host is in exactly the aggregates Nova
+        has the host in.
+        """
+        self.api.microversion = 'latest'
+        nova = {aggregate['uuid'] for aggregate in
+                self.api.api_get('/os-aggregates').body['aggregates']
+                if HOST in aggregate['hosts']}
+        self.assertEqual({uuid: nova for uuid in self.providers},
+                         self.provider_aggregates())
