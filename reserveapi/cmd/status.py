@@ -55,6 +55,8 @@ NOVA_FEATURES = (
      lambda: CONF.mirror.resolve_hosts_via_nova),
     ('[mirror] reconcile_from_nova_interval',
      lambda: bool(CONF.mirror.reconcile_from_nova_interval)),
+    ('[reservations] orphan_interval',
+     lambda: bool(CONF.reservations.orphan_interval)),
 )
 """Options that make the service call Nova, and whether each is on."""
 

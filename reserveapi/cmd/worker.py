@@ -51,6 +51,9 @@ def jobs():
         enabled.append(('expire-reservations',
                         CONF.reservations.expire_interval,
                         reservations.expire))
+    if CONF.reservations.orphan_interval:
+        enabled.append(('release-orphans', CONF.reservations.orphan_interval,
+                        reservations.release_orphans))
     enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
     if CONF.mirror.reconcile_from_nova_interval:
