@@ -19,7 +19,9 @@ a node when requests race.
 """
 
 import collections
+import dataclasses
 import datetime
+import itertools
 
 from oslo_log import log
 from oslo_utils import excutils
@@ -39,6 +41,7 @@ from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
 from reserveapi.matcher import spec as spec_mod
+from reserveapi.mirror import nova as nova_peer
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -317,17 +320,34 @@ def release(uuid):
 
     :raises: ReservationNotFound
     """
-    from_ironic = CONF.inventory.source == ironic.NAME
     source = _claiming_source()
-    reservation = db_reservations.delete_reservation(
-        uuid, stale=from_ironic, release_in_ironic=source is not None)
+    reservation = _delete(uuid, source)
     LOG.info('Reservation %s released', uuid)
-    if source is not None:
-        try:
-            clear_in_ironic(source, reservation.node_uuid,
-                            reservation.instance_uuid)
-        except exception.IronicUnavailable:
-            pass  # noted with the release: the worker clears it
+    _clear_released_claim(source, reservation)
+
+
+def _delete(uuid, source):
+    """Delete the reservation; with the Ironic source its node waits for
+    a fresh read, and with ``source`` (claims in Ironic) its claim is
+    noted for clearing in the same transaction. Returns it as it was.
+
+    :raises: ReservationNotFound
+    """
+    return db_reservations.delete_reservation(
+        uuid, stale=CONF.inventory.source == ironic.NAME,
+        release_in_ironic=source is not None)
+
+
+def _clear_released_claim(source, reservation):
+    """Clear a deleted reservation's claim in Ironic now if Ironic
+    answers; otherwise the worker does once it does."""
+    if source is None:
+        return
+    try:
+        clear_in_ironic(source, reservation.node_uuid,
+                        reservation.instance_uuid)
+    except exception.IronicUnavailable:
+        pass  # noted with the release: the worker clears it
 
 
 def clear_in_ironic(source, node_uuid, instance_uuid):
@@ -366,6 +386,92 @@ def expire(now=None):
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
     return expired
+
+
+@dataclasses.dataclass(frozen=True)
+class Orphan:
+    """A live reservation whose instance Nova deleted at ``deleted_at``
+    (naive UTC; ``nova.LONG_AGO`` when Nova no longer keeps the record).
+    """
+
+    reservation: object
+    deleted_at: object
+
+
+def release_orphans(dry_run=False, now=None):
+    """Release the reservations whose instance Nova deleted at least
+    ``[reservations] orphan_grace`` ago (a delete while the compute host
+    was down releases nothing); the orphans found, released unless
+    ``dry_run``.
+
+    A host's instances are listed once; only the reservations whose
+    instance is not among them are asked about one by one, and only
+    Nova's own word that the instance is deleted (404 on the instance,
+    then its deleted record or none at all) makes an orphan.
+
+    :raises: NovaError, NovaUnavailable (nothing released); DBError
+    """
+    grace = datetime.timedelta(seconds=CONF.reservations.orphan_grace)
+    now = now or timeutils.utcnow()
+    nova = nova_peer.NovaClient()
+    orphans = []
+    suspects = db_reservations.list_live_reservations(now - grace)
+    for host, group in itertools.groupby(suspects, lambda r: r.host):
+        present = nova.server_uuids(host)
+        for reservation in group:
+            if reservation.instance_uuid in present:
+                continue
+            deleted_at = nova.deleted_at(reservation.instance_uuid)
+            if deleted_at is not None and now - deleted_at >= grace:
+                orphans.append(Orphan(reservation, deleted_at))
+    if not dry_run:
+        for orphan in orphans:
+            _release_orphan(orphan.reservation)
+    return orphans
+
+
+def _release_orphan(reservation):
+    source = _claiming_source()
+    try:
+        _delete(reservation.uuid, source)
+    except exception.ReservationNotFound:
+        return  # released meanwhile
+    LOG.warning('Released reservation %(uuid)s of node %(node)s: Nova '
+                'deleted its instance %(instance)s without host %(host)s '
+                'releasing it. If Ironic still shows the instance on the '
+                'node, undeploy the node.',
+                {'uuid': reservation.uuid, 'node': reservation.node_uuid,
+                 'instance': reservation.instance_uuid,
+                 'host': reservation.host})
+    _clear_released_claim(source, reservation)
+
+
+def take_over(source, destination, force=False):
+    """Give every live reservation of compute host ``source`` to
+    ``destination`` in one transaction; the reservations moved.
+
+    Unless ``force``, Nova must report ``source``'s nova-compute down
+    (a live host would go on using its reservations) and know a
+    nova-compute on ``destination``.
+
+    :raises: Invalid when both are one host; HostStillUp;
+        UnknownComputeHost; NovaError, NovaUnavailable; DBError
+    """
+    if source == destination:
+        raise exception.Invalid(reason='the source and destination hosts '
+                                       'are both %s.' % source)
+    if not force:
+        nova = nova_peer.NovaClient()
+        service = nova.compute_service(source)
+        if service is not None and service['state'] == 'up':
+            raise exception.HostStillUp(host=source)
+        if nova.compute_service(destination) is None:
+            raise exception.UnknownComputeHost(host=destination)
+    moved = db_reservations.take_over_host(source, destination)
+    LOG.info('Host %s took over %d reservations of host %s%s.',
+             destination, len(moved), source,
+             ' (forced)' if force else '')
+    return moved
 
 
 def get_capacity(host=None):

@@ -32,14 +32,17 @@ def _path(aggregate_uuid, host=None):
 
 class AggregateMirrorClient(base.BaseClient):
 
-    def add_host(self, aggregate_uuid, host):
-        return self.request('PUT', _path(aggregate_uuid, host))
+    def add_host(self, aggregate_uuid, host, timeout=None):
+        return self.request('PUT', _path(aggregate_uuid, host),
+                            timeout=timeout)
 
-    def remove_host(self, aggregate_uuid, host):
-        return self.request('DELETE', _path(aggregate_uuid, host))
+    def remove_host(self, aggregate_uuid, host, timeout=None):
+        return self.request('DELETE', _path(aggregate_uuid, host),
+                            timeout=timeout)
 
-    def delete_aggregate(self, aggregate_uuid):
-        return self.request('DELETE', _path(aggregate_uuid))
+    def delete_aggregate(self, aggregate_uuid, timeout=None):
+        return self.request('DELETE', _path(aggregate_uuid),
+                            timeout=timeout)
 
     def get(self, aggregate_uuid):
         return self.request('GET', _path(aggregate_uuid))

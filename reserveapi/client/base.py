@@ -77,8 +77,12 @@ class BaseClient:
     negotiated once from the version document at the endpoint's root.
     """
 
-    def __init__(self, session_or_adapter, **adapter_kwargs):
+    def __init__(self, session_or_adapter, retries=RETRIES,
+                 **adapter_kwargs):
         self.adapter = make_adapter(session_or_adapter, **adapter_kwargs)
+        # 0 for callers that must make one bounded attempt (nova-api's
+        # aggregate hook), whatever the call.
+        self.retries = retries
         self._version = None
         self._version_lock = threading.Lock()
 
@@ -89,19 +93,24 @@ class BaseClient:
                 self._version = self._negotiate()
             return self._version
 
-    def request(self, method, url, idempotent=None, **kwargs):
+    def request(self, method, url, idempotent=None, timeout=None, **kwargs):
         """The decoded JSON body (None when there is none), or raise.
 
         GET, PUT and DELETE are retried; a POST or PATCH only when the
         caller says the service makes it safe to repeat (``idempotent``).
+        ``timeout`` (seconds) bounds connecting and each read of this
+        call, in place of the session's.
         """
         if idempotent is None:
             idempotent = method in ('GET', 'HEAD', 'PUT', 'DELETE')
-        kwargs.setdefault('microversion', self.api_version)
+        if 'microversion' not in kwargs:
+            kwargs['microversion'] = self.api_version
+        if timeout is not None:
+            kwargs['timeout'] = timeout
         return self._send(method, url, idempotent, **kwargs)
 
     def _send(self, method, url, idempotent, **kwargs):
-        retries = RETRIES if idempotent else 0
+        retries = self.retries if idempotent else 0
         kwargs.setdefault('microversion_service_type', SERVICE_TYPE)
         try:
             response = self.adapter.request(

@@ -28,6 +28,7 @@ import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import desired as mirror_desired
 from reserveapi.mirror import exception as mirror_exc
+from reserveapi.mirror import nova as mirror_nova
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
 
@@ -71,6 +72,76 @@ def _arguments(*arguments):
         func.arguments = arguments
         return func
     return decorate
+
+
+@_arguments(
+    (('--dry-run',), {'action': 'store_true',
+                      'help': 'Only report what would be released.'}),
+)
+def reconcile_reservations():
+    """Release reservations whose instances Nova has deleted.
+
+    An instance deleted while its compute host was down (Nova deletes it
+    locally) leaves its reservation behind; after [reservations]
+    orphan_grace it is released, as reserveapi-worker does when
+    [reservations] orphan_interval is set.
+    """
+    dry_run = CONF.command.dry_run
+    try:
+        orphans = reservations.release_orphans(dry_run=dry_run)
+    except mirror_exc.PeerError as exc:
+        print('Reservations not reconciled: %s' % exc, file=sys.stderr)
+        return 1
+    for orphan in orphans:
+        reservation = orphan.reservation
+        print('Reservation %s: instance %s of host %s on node %s, deleted '
+              'in Nova %s; %s.' % (
+                  reservation.uuid, reservation.instance_uuid,
+                  reservation.host, reservation.node_uuid,
+                  _utc(orphan.deleted_at) if orphan.deleted_at != (
+                      mirror_nova.LONG_AGO) else 'long ago',
+                  'would be released' if dry_run else 'released'))
+    print('%d orphaned reservation%s %s.' % (
+        len(orphans), '' if len(orphans) == 1 else 's',
+        'found (dry run: nothing released)' if dry_run else 'released'))
+    return 0
+
+
+@_arguments(
+    (('--from',), {'dest': 'source', 'metavar': 'HOST', 'required': True,
+                   'help': 'The dead compute host.'}),
+    (('--to',), {'dest': 'destination', 'metavar': 'HOST', 'required': True,
+                 'help': 'The compute host that takes its reservations.'}),
+    (('--force',), {'action': 'store_true',
+                    'help': 'Move them even though Nova reports the source '
+                            'up, does not know the destination, or cannot '
+                            'be asked.'}),
+)
+def takeover():
+    """Give every live reservation of a dead compute host to another.
+
+    One transaction; refused while Nova's os-services reports the source's
+    nova-compute up, unless --force.
+    """
+    args = CONF.command
+    try:
+        moved = reservations.take_over(args.source, args.destination,
+                                       force=args.force)
+    except exception.Invalid as exc:
+        print('Nothing moved: %s' % exc, file=sys.stderr)
+        return 2
+    except (exception.HostStillUp, mirror_exc.PeerError) as exc:
+        print('Nothing moved: %s Use --force only if you are sure it is '
+              'down.' % exc, file=sys.stderr)
+        return 1
+    for reservation in moved:
+        print('Reservation %s (instance %s, node %s, %s) now held by %s.' % (
+            reservation.uuid, reservation.instance_uuid,
+            reservation.node_uuid, reservation.state, reservation.host))
+    print('Moved %d reservation%s from %s to %s.' % (
+        len(moved), '' if len(moved) == 1 else 's', args.source,
+        args.destination))
+    return 0
 
 
 @_arguments(
@@ -199,6 +270,8 @@ COMMANDS = {
     'expire-reservations': expire_reservations,
     'sync-aggregates': sync_aggregates,
     'mirror-status': mirror_status,
+    'reconcile-reservations': reconcile_reservations,
+    'takeover': takeover,
 }
 
 

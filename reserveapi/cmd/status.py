@@ -54,6 +54,10 @@ at the longest back-off several times without Placement agreeing."""
 NOVA_FEATURES = (
     ('[mirror] resolve_hosts_via_nova',
      lambda: CONF.mirror.resolve_hosts_via_nova),
+    ('[mirror] reconcile_from_nova_interval',
+     lambda: bool(CONF.mirror.reconcile_from_nova_interval)),
+    ('[reservations] orphan_interval',
+     lambda: bool(CONF.reservations.orphan_interval)),
 )
 """Options that make the service call Nova, and whether each is on."""
 

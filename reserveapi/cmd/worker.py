@@ -57,8 +57,15 @@ def jobs():
         enabled.append(('expire-reservations',
                         CONF.reservations.expire_interval,
                         reservations.expire))
+    if CONF.reservations.orphan_interval:
+        enabled.append(('release-orphans', CONF.reservations.orphan_interval,
+                        reservations.release_orphans))
     enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
+    if CONF.mirror.reconcile_from_nova_interval:
+        enabled.append(('mirror-reconcile-from-nova',
+                        CONF.mirror.reconcile_from_nova_interval,
+                        mirror_reconcile.reconcile_from_nova))
     if CONF.mirror.reconcile_interval:
         enabled.append(('mirror-reconcile', CONF.mirror.reconcile_interval,
                         mirror_reconcile.reconcile))

@@ -127,6 +127,18 @@ class NodeAlreadyReserved(Conflict):
     msg_fmt = 'Node %(node)s is already reserved.'
 
 
+class HostStillUp(Conflict):
+    code = 'reserveapi.host_still_up'
+    msg_fmt = ('Nova reports nova-compute on %(host)s as up: stop it, and '
+               'make sure it stays down, before its reservations are taken '
+               'over.')
+
+
+class UnknownComputeHost(Invalid):
+    code = 'reserveapi.unknown_compute_host'
+    msg_fmt = 'Nova has no nova-compute service on host %(host)s.'
+
+
 class ServiceUnavailable(ReserveapiException):
     status = 503
     code = 'reserveapi.service_unavailable'

@@ -37,6 +37,21 @@ opts = [
                help='Seconds between full reconcile passes of the worker, '
                     'which let new providers inherit their host\'s '
                     'aggregates. 0 disables it.'),
+    cfg.IntOpt('reconcile_from_nova_interval', default=0, min=0,
+               help='Seconds between passes of the worker that read Nova\'s '
+                    'host aggregates (GET /os-aggregates at microversion '
+                    '2.41, with the [nova] credentials) and apply them as '
+                    'the desired state: a host joining or leaving an '
+                    'aggregate, or an aggregate deleted, that nova-api\'s '
+                    'hook could not tell the service (it was down or '
+                    'hung) is repaired on every provider of the host. 0 '
+                    '(the default) disables it.'),
+    cfg.BoolOpt('reconcile_from_nova_prune', default=False,
+                help='Let the reconcile from Nova also remove memberships '
+                     'of our aggregates that neither Nova nor our records '
+                     'explain (a provider an operator put in one by hand), '
+                     'as "reserveapi-manage sync-aggregates --prune" does. '
+                     'Without it those are only reported.'),
     cfg.BoolOpt('require_placement_credentials', default=False,
                 help='Refuse to start reserveapi-api, the WSGI application '
                      'and reserveapi-worker while [placement] lacks the '

@@ -132,6 +132,69 @@ def delete_aggregate(aggregate_uuid, claimed_by=None,
                 for row in rows]
 
 
+def _host_rows(session, aggregate_id):
+    return session.scalars(
+        sa.select(models.MirrorHost)
+        .where(models.MirrorHost.aggregate_id == aggregate_id)
+        .order_by(models.MirrorHost.host)
+        .with_for_update()).all()
+
+
+@base.retry_on_duplicate
+def follow_membership(aggregate_uuid, host, member, seen):
+    """``set_membership`` for a worker, unless the row was written since
+    it was read: ``seen`` is the row's ``seen`` as read, None when there
+    was no row. True if recorded.
+
+    Nova's answer is older than anything recorded after it was read: a
+    change nova-api's hook reported meanwhile is never overwritten with
+    it.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        aggregate = _locked_aggregate(session, aggregate_uuid, now)
+        rows = {row.host: row for row in _host_rows(session, aggregate.id)}
+        row = rows.get(host)
+        if _seen(row) != seen:
+            return False
+        if row is None:
+            row = models.MirrorHost(aggregate_id=aggregate.id, host=host,
+                                    member=member, version=1, attempts=0,
+                                    created_at=now)
+            session.add(row)
+        if member:
+            aggregate.deleted = False
+        _set_desired(row, member, now, None, None)
+        return True
+
+
+@base.retry_on_duplicate
+def follow_deletion(aggregate_uuid, seen):
+    """``delete_aggregate`` for a worker, unless its rows were written
+    since they were read (``seen``: host → the row's ``seen``, for every
+    row). True if recorded.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        aggregate = _locked_aggregate(session, aggregate_uuid, now)
+        rows = _host_rows(session, aggregate.id)
+        if {row.host: _seen(row) for row in rows} != seen:
+            return False
+        aggregate.deleted = True
+        for row in rows:
+            if row.member or row.state == states.PENDING:
+                _set_desired(row, False, now, None, None)
+        return True
+
+
+def _seen(row):
+    return None if row is None else (row.version, row.updated_at)
+
+
 @base.retry_on_duplicate
 def record_aggregates(uuids):
     """Know these aggregates as ours and alive: a full desired state

@@ -93,6 +93,16 @@ class MirrorHostRecord:
     next_attempt_at: object
     pending_since: object
     synced_at: object
+    # When the row was last written (None until its first update): with
+    # ``version``, tells a reader whether anyone wrote it since.
+    updated_at: object = None
+
+    @property
+    def seen(self):
+        """What ``follow_membership`` compares, to write only a row
+        nobody wrote since it was read.
+        """
+        return (self.version, self.updated_at)
 
     @property
     def synced(self):
@@ -149,7 +159,8 @@ def mirror_host_record(row, aggregate_uuid):
         member=row.member, version=row.version, state=row.state,
         attempts=row.attempts, last_error=row.last_error,
         next_attempt_at=row.next_attempt_at,
-        pending_since=row.pending_since, synced_at=row.synced_at)
+        pending_since=row.pending_since, synced_at=row.synced_at,
+        updated_at=row.updated_at)
 
 
 def mirror_aggregate_record(aggregate):

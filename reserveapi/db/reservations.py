@@ -260,3 +260,46 @@ def list_disagreements(created_before, claims, limit):
     with base.reader() as session:
         return [(records.reservation_record(row[0]), row[1], row[2])
                 for row in session.execute(query)]
+
+
+_LIVE = (states.RESERVED, states.ACTIVE)
+
+
+def list_live_reservations(created_before):
+    """Reserved and active reservations made before ``created_before``,
+    by host.
+
+    :raises: DBError
+    """
+    with base.reader() as session:
+        query = (sa.select(models.Reservation)
+                 .where(models.Reservation.state.in_(_LIVE),
+                        models.Reservation.created_at < created_before)
+                 .order_by(models.Reservation.host, models.Reservation.id))
+        return [records.reservation_record(reservation)
+                for reservation in session.scalars(query)]
+
+
+@base.retry_on_deadlock
+def take_over_host(source, destination):
+    """Give every live reservation of host ``source`` to ``destination``
+    in one transaction; the reservations moved, as they now are.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    reservation = models.Reservation
+    with base.writer() as session:
+        ids = list(session.scalars(
+            sa.select(reservation.id)
+            .where(reservation.host == source, reservation.state.in_(_LIVE))
+            .with_for_update()))
+        if not ids:
+            return []
+        session.execute(sa.update(reservation)
+                        .where(reservation.id.in_(ids))
+                        .values(host=destination, updated_at=now))
+        moved = session.scalars(sa.select(reservation)
+                                .where(reservation.id.in_(ids))
+                                .order_by(reservation.id))
+        return [records.reservation_record(row) for row in moved]

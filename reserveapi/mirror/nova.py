@@ -10,9 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The Nova calls the mirror needs: hypervisors and host aggregates."""
+"""The Nova calls the service makes: hypervisors and host aggregates for
+the mirror; servers and compute services for reservations that outlive
+their instances or their hosts.
+"""
 
+import datetime
 from urllib import parse
+
+from oslo_utils import timeutils
 
 from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import peer
@@ -20,6 +26,12 @@ from reserveapi.mirror import peer
 NOVA_MICROVERSION = '2.53'
 """Hypervisor ids are compute node UUIDs from 2.53 on (aggregate UUIDs need
 2.41)."""
+SERVERS_MICROVERSION = '2.69'
+"""From 2.69 an instance of a cell that is down is listed and shown (in
+part) instead of being left out or answered 404: never taken for gone."""
+LONG_AGO = datetime.datetime.min
+"""When Nova deleted an instance whose record it no longer keeps
+(archived or purged)."""
 
 
 class NovaClient(peer.PeerClient):
@@ -58,6 +70,65 @@ class NovaClient(peer.PeerClient):
         return [{'uuid': aggregate['uuid'],
                  'hosts': sorted(aggregate.get('hosts') or [])}
                 for aggregate in body['aggregates']]
+
+
+    def server_uuids(self, host, timeout=None):
+        """UUIDs of the instances Nova has on ``host``, in every project.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        deadline = self._deadline(timeout)
+        uuids = set()
+        query = {'all_tenants': '1', 'host': host}
+        while True:
+            body = self._get_json('/servers', deadline, params=query,
+                                  microversion=SERVERS_MICROVERSION)
+            page = body['servers']
+            uuids.update(server['id'] for server in page)
+            next_query = _next_page_query(body.get('servers_links'))
+            if not page or not next_query or next_query == query:
+                return uuids
+            query = next_query
+
+    def deleted_at(self, instance_uuid, timeout=None):
+        """None while Nova has the instance; else when Nova deleted it
+        (naive UTC), ``LONG_AGO`` if Nova no longer keeps its record.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        deadline = self._deadline(timeout)
+        response = self._request('GET', '/servers/%s' % instance_uuid,
+                                 deadline, microversion=SERVERS_MICROVERSION)
+        if response.status_code == 200:
+            return None
+        if response.status_code != 404:
+            raise self.error(reason=peer.describe(response))
+        body = self._get_json(
+            '/servers/detail', deadline, microversion=SERVERS_MICROVERSION,
+            params={'all_tenants': '1', 'deleted': 'True',
+                    'uuid': instance_uuid})
+        for server in body['servers']:
+            if server['id'] == instance_uuid:
+                return _utc(server.get('OS-SRV-USG:terminated_at')
+                            or server['updated'])
+        return LONG_AGO
+
+    def compute_service(self, host, timeout=None):
+        """Nova's nova-compute service on ``host`` (``state`` is ``up`` or
+        ``down``, ``forced_down``...), None if Nova has none.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        body = self._get_json('/os-services', self._deadline(timeout),
+                              params={'host': host,
+                                      'binary': 'nova-compute'})
+        services = [service for service in body['services']
+                    if service['host'] == host]
+        return services[0] if services else None
+
+
+def _utc(timestamp):
+    return timeutils.normalize_time(timeutils.parse_isotime(timestamp))
 
 
 def service_host(hypervisor):

@@ -203,6 +203,57 @@ def reconcile():
     return report
 
 
+def reconcile_from_nova():
+    """Worker job: Nova's host aggregates are the desired state.
+
+    Our records follow Nova first (joins, leaves and deletes that
+    nova-api's hook could not report), then Placement follows our
+    records on every provider of each host, as ``reconcile`` does. Our
+    table is read before Nova, so a change recorded while Nova answers
+    is newer than its answer and wins. Extra memberships nobody explains
+    are only removed with ``[mirror] reconcile_from_nova_prune``.
+
+    :raises: NovaError, NovaUnavailable (nothing changed); DBError.
+    """
+    table = db_mirror.list_aggregates()
+    followed = _follow(table, desired_from_nova())
+    report = sync(prune=CONF.mirror.reconcile_from_nova_prune)
+    if followed or report.differences:
+        LOG.info('Reconcile from Nova: %(followed)d memberships changed to '
+                 'follow Nova; %(found)d differences with Placement, '
+                 '%(fixed)d fixed, %(pending)d pending, %(kept)d extra '
+                 'kept.',
+                 {'followed': followed, 'found': len(report.differences),
+                  'fixed': report.count(ADDED) + report.count(REMOVED),
+                  'pending': report.count(PENDING),
+                  'kept': report.count(KEPT)})
+    return report
+
+
+def _follow(table, desired):
+    """Record in our table what Nova says; how many rows changed."""
+    rows = {(aggregate.uuid, row.host): row
+            for aggregate in table for row in aggregate.hosts}
+    followed = 0
+    for aggregate in table:
+        if not aggregate.deleted and aggregate.uuid not in desired.hosts:
+            seen = {row.host: row.seen for row in aggregate.hosts}
+            followed += db_mirror.follow_deletion(aggregate.uuid, seen)
+    pairs = set(rows) | {(aggregate_uuid, host)
+                         for aggregate_uuid, names in desired.hosts.items()
+                         for host in names}
+    for aggregate_uuid, host in sorted(pairs):
+        if aggregate_uuid not in desired.hosts:
+            continue  # deleted in Nova: done above
+        member = host in desired.hosts[aggregate_uuid]
+        row = rows.get((aggregate_uuid, host))
+        if (row.member if row is not None else False) != member:
+            followed += db_mirror.follow_membership(
+                aggregate_uuid, host, member,
+                row.seen if row is not None else None)
+    return followed
+
+
 def _compare(comparison, host_resolver, deadline):
     """``(differences, {host: providers})``; the providers are empty when
     they could not be resolved.

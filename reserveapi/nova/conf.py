@@ -10,8 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""nova.conf ``[reserveapi]``: how nova-compute reaches the reservation
-service, and what the driver does when it cannot.
+"""nova.conf ``[reserveapi]``: how nova-compute and nova-api reach the
+reservation service, and what the driver and the aggregate hook do when
+they cannot.
 
 Listed for oslo-config-generator under the ``reserveapi.nova`` namespace
 (``etc/reserveapi/nova-config-generator.conf``).
@@ -43,6 +44,20 @@ driver_opts = [
                     'the whole inventory.'),
 ]
 
+aggregate_hook_opts = [
+    cfg.FloatOpt('aggregate_timeout', default=10.0, min=0.1,
+                 help='nova-api: seconds the aggregate hook '
+                      '(reserveapi.nova.aggregates) waits for the '
+                      'reservation service, connecting and answering '
+                      'included, in one attempt without retries. Nova '
+                      'answers the aggregate call within about this much '
+                      'even when the service is down or hung; a change '
+                      'not made is repaired by the service\'s reconcile '
+                      'from Nova. Keep it above the service\'s [mirror] '
+                      'inline_timeout, which bounds how long the service '
+                      'itself waits for Placement before it answers.'),
+]
+
 
 def _adapter_opts():
     opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
@@ -52,7 +67,10 @@ def _adapter_opts():
 
 
 def register_opts(conf):
-    conf.register_opts(driver_opts, group=GROUP)
+    """The whole ``[reserveapi]`` group, for the driver and the hook alike
+    (registering it again, from the other module, changes nothing).
+    """
+    conf.register_opts(driver_opts + aggregate_hook_opts, group=GROUP)
     conf.register_opts(_adapter_opts(), group=GROUP)
     ks_loading.register_session_conf_options(conf, GROUP)
     ks_loading.register_auth_conf_options(conf, GROUP)
@@ -60,7 +78,7 @@ def register_opts(conf):
 
 def list_opts():
     """[(group, opts)] for the ``reserveapi.nova`` generator namespace."""
-    opts = (driver_opts + _adapter_opts()
+    opts = (driver_opts + aggregate_hook_opts + _adapter_opts()
             + ks_loading.get_session_conf_options()
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password'))
@@ -68,10 +86,16 @@ def list_opts():
     return [(GROUP, [copy.deepcopy(opt) for opt in unique.values()])]
 
 
-def load_adapter(conf):
-    """A keystoneauth1 adapter for the service, as configured."""
+def load_adapter(conf, timeout=None):
+    """A keystoneauth1 adapter for the service, as configured; ``timeout``
+    replaces the session's ``[reserveapi] timeout`` (Keystone's token
+    requests included).
+    """
     auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    session_kwargs = {'auth': auth}
+    if timeout is not None:
+        session_kwargs['timeout'] = timeout
     session = ks_loading.load_session_from_conf_options(conf, GROUP,
-                                                        auth=auth)
+                                                        **session_kwargs)
     return ks_loading.load_adapter_from_conf_options(
         conf, GROUP, session=session, auth=auth)

@@ -135,6 +135,15 @@ class TestChecks(mirror_base.MirrorAPITestCase):
         self.assertEqual((SUCCESS, 'Nova accepted our credentials.'),
                          self.check('nova'))
 
+    def test_every_feature_that_calls_nova(self):
+        test_base.use_plugin_options(self, 'password', 'nova')
+        self.config(group='mirror', reconcile_from_nova_interval=600)
+        self.config(group='reservations', orphan_interval=600)
+        code, details = self.check('nova')
+        self.assertEqual(FAILURE, code)
+        self.assertIn('needed by [mirror] reconcile_from_nova_interval, '
+                      '[reservations] orphan_interval', details)
+
     def test_mirror_backlog(self):
         self.assertEqual((SUCCESS, '0 memberships, none pending.'),
                          self.check('mirror_backlog'))

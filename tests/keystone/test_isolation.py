@@ -117,18 +117,30 @@ class TestReaderIsolation(base.KeystoneTestCase):
         self.assertError(theirs, 400, 'reserveapi.invalid')
 
     def test_nodes_do_not_show_another_projects_reservation(self):
-        """/v1/nodes renders each node's live reservation (uuid, instance,
-        host) to any reader, whoever's it is: A's reader sees B's there.
-        Known gap, reported; the default policy lets every reader list
-        nodes, and the rendering does not filter by project.
+        """/v1/nodes shows every node to a reader, but of another
+        project's reservation only that the node is held.
         """
         nodes = self.as_persona('reader_a', 'GET', '/v1/nodes').json()
-        shown = {node['reservation']['instance_uuid']
-                 for node in nodes['nodes'] if node['reservation']}
+        held = [node for node in nodes['nodes'] if node['reservation']]
+        shown = {node['reservation']['instance_uuid'] for node in held}
         theirs = {item['instance_uuid'] for item in self.theirs}
-        self.expectFailure(
-            "GET /v1/nodes shows another project's reservations",
-            self.assertEqual, set(), shown & theirs)
+        mine = {item['instance_uuid'] for item in self.mine}
+        self.assertEqual(set(), shown & theirs)
+        self.assertEqual(mine, shown & mine)
+        self.assertEqual(set(), {node['instance_uuid'] for node in held}
+                         & theirs)
+        self.assertEqual(len(self.mine) + len(self.theirs), len(held))
+        hidden = [node['reservation'] for node in held
+                  if node['reservation']['uuid'] is None]
+        self.assertEqual(len(self.theirs), len(hidden))
+        self.assertEqual({'uuid': None, 'instance_uuid': None, 'host': None,
+                          'links': []},
+                         {key: value for key, value in hidden[0].items()
+                          if key != 'state'})
+        for node in held:
+            one = self.as_persona('reader_a', 'GET',
+                                  '/v1/nodes/%s' % node['uuid']).json()
+            self.assertEqual(node['reservation'], one['reservation'])
 
     def test_readers_never_change_or_release(self):
         for persona in ('reader_a', 'member_a', 'reader_b'):

@@ -28,6 +28,7 @@ import yaml
 
 from reserveapi import reservations
 from reserveapi.mirror import state as mirror_state
+from tests import examples
 from tests.fixtures import keystone as keystone_fixture
 from tests.functional import inventory
 from tests.functional.api import routes
@@ -99,12 +100,12 @@ class TestRBACMatrix(base.KeystoneTestCase):
         method, template = self.route.split(' ', 1)
         values = {'new_uuid': str(uuid.uuid4()),
                   'project_a': self.project_a,
-                  'request_spec': inventory.EXAMPLE_SPEC}
+                  'request_spec': examples.REQUEST_SPEC}
         params = {'node_ident': NODES[0], 'host': HOST}
         if '{reservation_uuid}' in template:
             reservation, _created = reservations.reserve(
                 str(uuid.uuid4()), HOST, self.project_a,
-                inventory.EXAMPLE_SPEC)
+                examples.REQUEST_SPEC)
             params['reservation_uuid'] = reservation.uuid
         if '{aggregate_uuid}' in template:
             params['aggregate_uuid'] = str(uuid.uuid4())

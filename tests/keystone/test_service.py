@@ -21,6 +21,7 @@ reservation then belongs to that project: the node's ``owner`` and
 import uuid
 
 from reserveapi import client as reserveapi_client
+from tests import examples
 from tests.functional import inventory
 from tests.keystone import base
 
@@ -39,7 +40,7 @@ class TestServiceOnBehalfOfProjects(base.KeystoneTestCase):
     def _reserve(self, project_id, node, instance_uuid=None):
         return self.nova.reserve(
             instance_uuid or str(uuid.uuid4()), base.HOSTS[0],
-            inventory.EXAMPLE_SPEC, project_id=project_id,
+            examples.REQUEST_SPEC, project_id=project_id,
             candidate_nodes=[node])
 
     def assertNoValidNode(self, project_id, node):

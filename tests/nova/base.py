@@ -122,12 +122,18 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
             self.flags(group='reserveapi', auth_type='none',
                        endpoint_override=self.reserveapi.endpoint,
                        required=True)
-        self.flags(group='wsgi', api_paste_config=_nova_api_paste())
+        self.flags(group='wsgi', api_paste_config=self.api_paste_config())
         # Bare metal flavors are large; Nova's default quotas are not.
         self.flags(group='quota', ram=-1, cores=-1, instances=-1)
 
+    def api_paste_config(self):
+        """The api-paste.ini nova-api loads: Nova's own."""
+        return nova_api_paste()
+
     def _start_nova(self):
-        self.placement = self.useFixture(func_fixtures.PlacementFixture()).api
+        self.placement_fixture = self.useFixture(
+            func_fixtures.PlacementFixture())
+        self.placement = self.placement_fixture.api
         self.neutron = self.useFixture(_BaremetalNeutron(self))
         self.useFixture(nova_fixtures.GlanceFixture(self))
         self.useFixture(nova_fixtures.CinderFixture(self))
@@ -225,6 +231,6 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
         self.admin_api.put_service(service['id'], {'forced_down': True})
 
 
-def _nova_api_paste():
+def nova_api_paste():
     """Nova's own api-paste.ini, installed with the nova package."""
     return os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')

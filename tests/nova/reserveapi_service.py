@@ -50,7 +50,14 @@ class ReserveapiService(fixtures.Fixture):
     ``file``: :meth:`sync_inventory` saves Ironic's own
     ``GET /v1/nodes?detail=True`` as that file and runs ``reserveapi-manage
     sync-nodes``. Call it whenever a test has changed Ironic's nodes.
+
+    ``sections`` adds to its config file: ``{"mirror": {"option":
+    "value"}}``.
     """
+
+    def __init__(self, sections=None):
+        super().__init__()
+        self.sections = sections or {}
 
     def _setUp(self):
         self.base_dir = tempfile.mkdtemp(prefix='reserveapi-service-')
@@ -82,18 +89,40 @@ class ReserveapiService(fixtures.Fixture):
                 '[inventory]\nsource = file\nfile = %(inventory)s\n'
                 % {'dir': self.base_dir, 'port': self.port,
                    'inventory': self.inventory_path})
+            for section, options in sorted(self.sections.items()):
+                conf.write('[%s]\n' % section)
+                for name, value in sorted(options.items()):
+                    conf.write('%s = %s\n' % (name, value))
+
+    def configure(self, sections):
+        """Add ``sections`` to the config file, for the commands run from
+        now on (the API process keeps what it read at start).
+        """
+        for section, options in sections.items():
+            self.sections.setdefault(section, {}).update(options)
+        self._write_config()
 
     def _write_inventory(self, nodes):
         with open(self.inventory_path, 'w') as inventory:
             json.dump({'nodes': nodes}, inventory)
 
-    def _run(self, command, *args):
+    def _run(self, command, *args, check=True):
         result = subprocess.run(
             [_command(command), '--config-file', self.config_path, *args],
             capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if result.returncode:
+        if check and result.returncode:
             raise RuntimeError('%s %s failed:\n%s%s' % (
                 command, ' '.join(args), result.stdout, result.stderr))
+        return result
+
+    def manage(self, *args):
+        """``reserveapi-manage ARGS``: (exit code, stdout, stderr)."""
+        result = self._run('reserveapi-manage', *args, check=False)
+        return result.returncode, result.stdout, result.stderr
+
+    def run_worker_once(self):
+        """One ``reserveapi-worker --once`` pass over every enabled job."""
+        self._run('reserveapi-worker', '--once')
 
     def sync_inventory(self, ironic):
         """Make the service's inventory equal Ironic's nodes, now."""
@@ -137,6 +166,15 @@ class ReserveapiService(fixtures.Fixture):
                                 params=dict(filters, limit=1000), timeout=30)
         response.raise_for_status()
         return response.json()['reservations']
+
+    def aggregate(self, aggregate_uuid):
+        """``GET /v1/aggregates/{uuid}``, or None for a 404."""
+        response = requests.get(
+            self.endpoint + '/v1/aggregates/%s' % aggregate_uuid, timeout=30)
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return response.json()
 
     def capacity(self):
         response = requests.get(self.endpoint + '/v1/capacity', timeout=30)

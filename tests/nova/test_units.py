@@ -105,5 +105,6 @@ class TestOperatorTools(test.NoDBTestCase):
         sample = result.stdout
         for line in ('[reserveapi]', '#required = true',
                      '#service_type = reservation', '#endpoint_override',
-                     '#auth_type', '#inventory_cache_time = 10'):
+                     '#auth_type', '#inventory_cache_time = 10',
+                     '#aggregate_timeout = 10.0'):
             self.assertIn(line, sample)

@@ -71,13 +71,14 @@ class TestJobs(tests_base.TestCase):
         return [name for name, _interval, _job in worker.jobs()]
 
     def test_file_source(self):
-        self.assertEqual(['inventory-sync', 'mirror-retry',
-                          'mirror-reconcile'], self.names())
+        self.assertEqual(['inventory-sync', 'expire-reservations',
+                          'mirror-retry', 'mirror-reconcile'], self.names())
 
     def test_ironic_source_reconciles_with_ironic(self):
         self.config(source='ironic', group='inventory')
         self.assertEqual(['inventory-sync', 'ironic-reconcile',
-                          'mirror-retry', 'mirror-reconcile'], self.names())
+                          'expire-reservations', 'mirror-retry',
+                          'mirror-reconcile'], self.names())
         self.config(reconcile_interval=0, group='ironic')
         self.assertNotIn('ironic-reconcile', self.names())
 

@@ -272,6 +272,19 @@ class TestNodes(NodesTestCase):
                          self.names('?sort_key=name'))
         self.get('/v1/nodes/node-gold-3', status=404)
 
+    def test_a_reader_sees_only_that_another_project_holds_a_node(self):
+        other = self.headers_for(['reader'], project_id='another-project')
+        shown = self.get('/v1/nodes/node-gold-1', headers=other)
+        self.assertEqual({'uuid': None, 'instance_uuid': None, 'host': None,
+                          'state': 'reserved', 'links': []},
+                         shown['reservation'])
+        own = self.headers_for(['reader'])
+        self.assertEqual(self.reservation['uuid'], self.get(
+            '/v1/nodes/node-gold-1', headers=own)['reservation']['uuid'])
+        listed = {node['name']: node['reservation'] for node in self.get(
+            '/v1/nodes', headers=other)['nodes']}
+        self.assertEqual(shown['reservation'], listed['node-gold-1'])
+
     def test_reader_may_read(self):
         reader = self.headers_for(['reader'], project_id='any-project')
         self.assertEqual(6, len(self.get('/v1/nodes', headers=reader)[

@@ -25,6 +25,7 @@ from tests import examples
 from tests.functional import base
 from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
+from tests.functional.mirror.base import parse_timestamp
 
 HOST = rbase.HOST
 NEW_HOST = rbase.NEW_HOST
@@ -183,6 +184,7 @@ class TestUpdateReservations(rbase.ReservationTestCase):
                         datetime.timedelta(seconds=seconds)))
 
     def test_expire_reservations_command(self):
+        self.config(reserved_ttl=0, group='reservations')
         code, out, _err = inventory.manage(self, 'expire-reservations')
         self.assertEqual(0, code)
         self.assertIn('never expire', out)
@@ -201,8 +203,18 @@ class TestUpdateReservations(rbase.ReservationTestCase):
         code, out, _err = inventory.manage(self, 'expire-reservations')
         self.assertEqual((0, 'Expired 0 reservations.\n'), (code, out))
 
-    def test_expiry_off_by_default(self):
-        self.assertIsNone(self.reservation['expires_at'])
+    def test_expiry_on_by_default(self):
+        created = parse_timestamp(self.reservation['created_at'])
+        self.assertEqual(created + datetime.timedelta(hours=2),
+                         parse_timestamp(self.reservation['expires_at']))
+        self.assertEqual(0, reservations.expire(
+            now=created + datetime.timedelta(seconds=7199)))
+        self.assertEqual(1, reservations.expire(
+            now=created + datetime.timedelta(seconds=7201)))
+
+    def test_expiry_off(self):
+        self.config(reserved_ttl=0, group='reservations')
+        self.assertIsNone(self.request('GET', self.path).json['expires_at'])
         self.assertEqual(0, reservations.expire(
             now=timeutils.utcnow() + datetime.timedelta(days=365)))
         self.assertEqual('reserved',

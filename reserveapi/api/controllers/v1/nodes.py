@@ -28,12 +28,59 @@ from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.inventory import nodes
 from reserveapi.policies import node as node_policy
+from reserveapi.policies import reservation as reservation_policy
 
 CONF = reserveapi.conf.CONF
 
 
-def render(node, version):
+def _reservation_visibility(context):
+    """Whether the caller may see a reservation of a given project, as
+    ``GET /v1/reservations/{uuid}`` would allow; asked once per project.
+    """
+    answers = {}
+
+    def visible(project_id):
+        if project_id not in answers:
+            try:
+                policy.authorize(reservation_policy.GET, context,
+                                 {'project_id': project_id})
+                answers[project_id] = True
+            except exception.Forbidden:
+                answers[project_id] = False
+        return answers[project_id]
+
+    return visible
+
+
+def _render_reservation(reservation, visible):
+    """The node's live reservation; one the caller may not read shows
+    only that the node is held (its state), nothing of whose it is.
+    """
+    if reservation is None:
+        return None
+    if not visible:
+        return {'uuid': None, 'instance_uuid': None, 'host': None,
+                'state': reservation.state, 'links': []}
+    return {
+        'uuid': reservation.uuid,
+        'instance_uuid': reservation.instance_uuid,
+        'host': reservation.host,
+        'state': reservation.state,
+        'links': [link.make('v1/reservations/%s' % reservation.uuid)],
+    }
+
+
+def render(node, visible, version):
+    """``visible(project_id)`` tells whether the caller may read a
+    reservation of that project; ``version`` is the request's
+    microversion.
+    """
     reservation = node.reservation
+    shown = reservation is None or visible(reservation.project_id)
+    instance_uuid = node.instance_uuid
+    if not shown and instance_uuid == reservation.instance_uuid:
+        # Ironic's copy of the claim names the same instance.
+        instance_uuid = None
     body = {
         'uuid': node.uuid,
         'name': node.name,
@@ -48,18 +95,12 @@ def render(node, version):
         'power_state': node.power_state,
         'maintenance': node.maintenance,
         'retired': node.retired,
-        'instance_uuid': node.instance_uuid,
+        'instance_uuid': instance_uuid,
         'conductor_group': node.conductor_group,
         'owner': node.owner,
         'lessee': node.lessee,
         'vanished': node.vanished,
-        'reservation': None if reservation is None else {
-            'uuid': reservation.uuid,
-            'instance_uuid': reservation.instance_uuid,
-            'host': reservation.host,
-            'state': reservation.state,
-            'links': [link.make('v1/reservations/%s' % reservation.uuid)],
-        },
+        'reservation': _render_reservation(reservation, shown),
         'synced_at': fields.timestamp(node.synced_at),
         'created_at': fields.timestamp(node.created_at),
         'updated_at': fields.timestamp(node.updated_at),
@@ -118,9 +159,10 @@ class NodesController(rest.RestController):
             ('reserved', _bool('reserved', reserved))) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
                                  sort_dir)
+        visible = _reservation_visibility(pecan.request.context)
         body = collection.render(
-            'nodes', [render(item, version) for item in items], limit,
-            'v1/nodes', lambda item: item['uuid'])
+            'nodes', [render(item, visible, version) for item in items],
+            limit, 'v1/nodes', lambda item: item['uuid'])
         if version >= microversion.PARTITIONS:
             body['inventory'] = render_inventory(nodes.get_sync_state())
         return body
@@ -130,4 +172,5 @@ class NodesController(rest.RestController):
         policy.authorize(node_policy.GET, pecan.request.context)
         return render(nodes.get_node(
             body_mod.path_arg(types.node_ident, node_ident, 'node_ident')),
+            _reservation_visibility(pecan.request.context),
             pecan.request.version)
