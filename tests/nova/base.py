@@ -17,7 +17,8 @@ In this process: Nova's API, conductor, scheduler and compute services
 (``nova.tests.functional.integrated_helpers``), the real Placement
 fixture, Nova's Neutron and Glance fixtures. Beside it: the real Ironic
 (``tests.fixtures.ironic``, one per test process) and the reservation
-service (``tests.nova.reserveapi_service``, one per test).
+service (``tests.nova.reserveapi_service``, one per test), whose
+inventory is that Ironic and which claims the nodes it reserves there.
 """
 
 import copy
@@ -97,7 +98,7 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
         self.reserveapi = None
         if self.COMPUTE_DRIVER.startswith('reserveapi.'):
             self.reserveapi = self.useFixture(
-                reserveapi_service.ReserveapiService())
+                reserveapi_service.ReserveapiService(self.ironic))
             self.sync_reservation_inventory()
         self._configure_nova()
         self._start_nova()
@@ -106,10 +107,10 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
             extra_spec=BAREMETAL_EXTRA_SPECS)
 
     def sync_reservation_inventory(self):
-        """The one place that feeds Ironic's nodes to the service: with
-        ``[inventory] source = file`` a dump of Ironic, re-read now.
+        """The service reads Ironic's nodes now (``reserveapi-manage
+        sync-nodes``, a complete pass): after a test changed them.
         """
-        self.reserveapi.sync_inventory(self.ironic)
+        self.reserveapi.sync_inventory()
 
     def _configure_nova(self):
         self.useFixture(fixtures.MockPatchObject(

@@ -172,7 +172,8 @@ class AggregateHookTestCase(base.IronicTestCase):
         for section, options in self.SERVICE_SECTIONS.items():
             sections.setdefault(section, {}).update(options)
         self.reserveapi = self.useFixture(
-            reserveapi_service.ReserveapiService(sections=sections))
+            reserveapi_service.ReserveapiService(self.ironic,
+                                                 sections=sections))
         self.flags(group='reserveapi', auth_type='none',
                    endpoint_override=self.reserveapi.endpoint,
                    aggregate_timeout=self.AGGREGATE_TIMEOUT)

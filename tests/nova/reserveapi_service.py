@@ -18,7 +18,6 @@ scripts (``reserveapi-dbsync``, ``reserveapi-api``, ``reserveapi-manage``)
 on a SQLite file, without Keystone.
 """
 
-import json
 import os
 import shutil
 import socket
@@ -44,27 +43,27 @@ def _free_port():
 
 
 class ReserveapiService(fixtures.Fixture):
-    """The reservation service at ``endpoint``, inventory from ``ironic``.
+    """The reservation service at ``endpoint``, its inventory the real
+    Ironic ``ironic`` (``[inventory] source = ironic``): a reservation
+    claims its node there (``[ironic] claim_nodes``), as in production.
 
-    Until the service reads Ironic itself, its ``[inventory] source`` is
-    ``file``: :meth:`sync_inventory` saves Ironic's own
-    ``GET /v1/nodes?detail=True`` as that file and runs ``reserveapi-manage
-    sync-nodes``. Call it whenever a test has changed Ironic's nodes.
+    The service never syncs by itself (no worker runs):
+    :meth:`sync_inventory` runs ``reserveapi-manage sync-nodes``; call it
+    whenever a test has changed Ironic's nodes behind the service's back.
 
     ``sections`` adds to its config file: ``{"mirror": {"option":
     "value"}}``.
     """
 
-    def __init__(self, sections=None):
+    def __init__(self, ironic, sections=None):
         super().__init__()
+        self.ironic = ironic
         self.sections = sections or {}
 
     def _setUp(self):
         self.base_dir = tempfile.mkdtemp(prefix='reserveapi-service-')
         self.addCleanup(shutil.rmtree, self.base_dir, ignore_errors=True)
         self.port = _free_port()
-        self.inventory_path = os.path.join(self.base_dir, 'nodes.json')
-        self._write_inventory([])
         self._write_config()
         self._run('reserveapi-dbsync', 'upgrade')
         self._process = None
@@ -86,9 +85,11 @@ class ReserveapiService(fixtures.Fixture):
                 '[api]\nhost_ip = 127.0.0.1\nport = %(port)d\n'
                 'auth_strategy = noauth\n'
                 '[database]\nconnection = sqlite:///%(dir)s/reserveapi.db\n'
-                '[inventory]\nsource = file\nfile = %(inventory)s\n'
+                '[inventory]\nsource = ironic\n'
+                '[ironic]\nauth_type = none\nendpoint_override = %(ironic)s\n'
+                'claim_nodes = true\n'
                 % {'dir': self.base_dir, 'port': self.port,
-                   'inventory': self.inventory_path})
+                   'ironic': self.ironic.endpoint})
             for section, options in sorted(self.sections.items()):
                 conf.write('[%s]\n' % section)
                 for name, value in sorted(options.items()):
@@ -101,10 +102,6 @@ class ReserveapiService(fixtures.Fixture):
         for section, options in sections.items():
             self.sections.setdefault(section, {}).update(options)
         self._write_config()
-
-    def _write_inventory(self, nodes):
-        with open(self.inventory_path, 'w') as inventory:
-            json.dump({'nodes': nodes}, inventory)
 
     def _run(self, command, *args, check=True):
         result = subprocess.run(
@@ -124,9 +121,9 @@ class ReserveapiService(fixtures.Fixture):
         """One ``reserveapi-worker --once`` pass over every enabled job."""
         self._run('reserveapi-worker', '--once')
 
-    def sync_inventory(self, ironic):
-        """Make the service's inventory equal Ironic's nodes, now."""
-        self._write_inventory(ironic.list_nodes(detail=True))
+    def sync_inventory(self):
+        """Make the service's inventory equal Ironic's nodes, now: a
+        complete pass, deletions included."""
         self._run('reserveapi-manage', 'sync-nodes')
 
     def start(self):
@@ -173,6 +170,15 @@ class ReserveapiService(fixtures.Fixture):
             self.endpoint + '/v1/aggregates/%s' % aggregate_uuid, timeout=30)
         if response.status_code == 404:
             return None
+        response.raise_for_status()
+        return response.json()
+
+    def node(self, node_uuid):
+        """``GET /v1/nodes/{uuid}`` at the microversion that shows
+        ``stale_since``."""
+        response = requests.get(
+            self.endpoint + '/v1/nodes/%s' % node_uuid, timeout=30,
+            headers={'OpenStack-API-Version': 'reservation 1.1'})
         response.raise_for_status()
         return response.json()
 

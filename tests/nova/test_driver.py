@@ -208,25 +208,46 @@ class TestReservationDriver(base.IronicTestCase):
                 self.api.get_port_interfaces(server['id'])]
 
 
-    def test_a_node_the_service_claimed_in_ironic_is_ours(self):
-        """With ``[ironic] claim_nodes`` the service sets the instance's
-        UUID on the node before answering: the driver deploys it.
+    def test_the_service_claims_the_node_in_ironic(self):
+        """With ``[ironic] claim_nodes`` the service sets the instance on
+        the node in Ironic before it answers the driver, which deploys
+        the node it finds already its own; the delete clears it.
         """
+        seen = []
         real_reserve = client.ReservationClient.reserve
 
-        def reserve_and_claim(reservations, instance_uuid, *args, **kwargs):
+        def reserve_and_look(reservations, instance_uuid, *args, **kwargs):
             reservation = real_reserve(reservations, instance_uuid, *args,
                                        **kwargs)
-            self.ironic.update_node(reservation['node_uuid'],
-                                    instance_uuid=instance_uuid)
+            node = self.ironic.get_node(reservation['node_uuid'])
+            seen.append((node['uuid'], node['instance_uuid'],
+                         node['provision_state']))
             return reservation
 
         self.useFixture(fixtures.MockPatchObject(
-            client.ReservationClient, 'reserve', reserve_and_claim))
-        (server,) = self.wait_for_status(self.boot(1))
-        self.assertEqual('ACTIVE', server['status'])
-        self.assertEqual('active', self.ironic_node_of(server)[
-            'provision_state'])
+            client.ReservationClient, 'reserve', reserve_and_look))
+        (server,) = self.wait_for_status(self.boot(1), ('ACTIVE',))
+
+        node = self.ironic_node_of(server)['uuid']
+        self.assertEqual([(node, server['id'], 'available')], seen)
+        in_ironic = self.ironic.get_node(node)
+        self.assertEqual((server['id'], 'active'),
+                         (in_ironic['instance_uuid'],
+                          in_ironic['provision_state']))
+        self.assertEqual(server['id'], self.reserveapi.node(node)[
+            'reservation']['instance_uuid'])
+
+        self.delete_and_wait([server])
+
+        self.assertIsNone(self.ironic.get_node(node)['instance_uuid'])
+        # Ironic's answer to the release was a fresh read: the node is
+        # free in the service at once, without a sync.
+        in_service = self.reserveapi.node(node)
+        self.assertEqual((None, None, None, 'available'),
+                         (in_service['instance_uuid'],
+                          in_service['reservation'],
+                          in_service['stale_since'],
+                          in_service['provision_state']))
 
 
 class TestStartUp(base.IronicTestCase):
