@@ -50,7 +50,8 @@ def setup_app():
     """
     app = pecan.make_app(
         'reserveapi.api.controllers.root.RootController',
-        hooks=[hooks.ContextHook(CONF.api.auth_strategy),
+        hooks=[hooks.RouteHook(),
+               hooks.ContextHook(CONF.api.auth_strategy),
                hooks.MicroversionHook(),
                hooks.ErrorHook()],
         force_canonical=False,

@@ -87,6 +87,12 @@ class NotAcceptable(ReserveapiException):
     msg_fmt = '%(reason)s'
 
 
+class UnsupportedMediaType(ReserveapiException):
+    status = 415
+    code = 'reserveapi.unsupported_media_type'
+    msg_fmt = '%(reason)s'
+
+
 class Conflict(ReserveapiException):
     status = 409
     code = 'reserveapi.conflict'
@@ -139,3 +145,4 @@ class DatabaseUnavailable(ServiceUnavailable):
     code = 'reserveapi.database_unavailable'
     msg_fmt = ('The database is unavailable; nothing was changed. Retry '
                'later.')
+
