@@ -150,7 +150,9 @@ class NormalizeTestCase(InventoryFileTestCase):
         for given, expected in [
                 ('baremetal-gold', 'CUSTOM_BAREMETAL_GOLD'),
                 ('Baremetal.Large 2', 'CUSTOM_BAREMETAL_LARGE_2'),
-                ('CUSTOM_BAREMETAL_GPU', 'CUSTOM_BAREMETAL_GPU'),
+                ('BAREMETAL_GPU', 'CUSTOM_BAREMETAL_GPU'),
+                # nova.utils.normalize_rc_name always adds the prefix.
+                ('CUSTOM_BAREMETAL_GPU', 'CUSTOM_CUSTOM_BAREMETAL_GPU'),
                 (None, None), ('', None)]:
             node = self.load_one(ironic_node(resource_class=given))
             self.assertEqual(expected, node['resource_class'], given)
