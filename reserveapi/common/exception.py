@@ -146,3 +146,12 @@ class DatabaseUnavailable(ServiceUnavailable):
     msg_fmt = ('The database is unavailable; nothing was changed. Retry '
                'later.')
 
+
+class DatabaseBusy(ServiceUnavailable):
+    """Other transactions held the rows or the lock this one needed for
+    longer than its retries waited: nothing was changed, retry.
+    """
+
+    code = 'reserveapi.database_busy'
+    msg_fmt = ('The database is busy with other requests; nothing was '
+               'changed. Retry.')

@@ -12,8 +12,6 @@
 
 """Start-up shared by every entry point: config files, then logging."""
 
-import os
-
 from oslo_log import log
 
 from reserveapi import version
@@ -32,4 +30,3 @@ def prepare_service(argv=None, default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     log.setup(CONF, 'reserveapi')
-    os.makedirs(CONF.state_path, exist_ok=True)
