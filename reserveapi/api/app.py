@@ -24,12 +24,17 @@ import pecan
 from reserveapi.api import errors
 from reserveapi.api import hooks
 import reserveapi.conf
+from reserveapi.mirror import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 
 
 HEALTHCHECK_PATH = '/healthcheck'
+PUBLIC_PATHS = ('/', '/v1')
+"""Version discovery, which needs no token, as in other OpenStack
+services: a client reads it to find the microversions before it
+authenticates."""
 
 
 def _with_healthcheck(app, healthcheck_app):
@@ -39,6 +44,41 @@ def _with_healthcheck(app, healthcheck_app):
         if environ.get('PATH_INFO', '').rstrip('/') == HEALTHCHECK_PATH:
             return healthcheck_app(environ, start_response)
         return app(environ, start_response)
+
+    return dispatch
+
+
+def check_auth_at_startup():
+    """With ``[api] auth_strategy = keystone``, auth_token needs a service
+    user in ``[keystone_authtoken]`` (or the section its auth_section
+    names) to validate tokens; without one every request would be a 500.
+
+    :raises: credentials.MissingCredentials naming the missing options.
+    """
+    if CONF.api.auth_strategy != 'keystone':
+        return
+    group = CONF.keystone_authtoken.auth_section or 'keystone_authtoken'
+    missing = credentials.missing_options(group)
+    if missing:
+        raise credentials.MissingCredentials(
+            '%s [api] auth_strategy is keystone, and auth_token needs them '
+            'to validate tokens (or set [api] auth_strategy = noauth, for '
+            'development only).' % credentials.describe_missing(group,
+                                                                 missing))
+
+
+def _public_version_discovery(app, authenticated_app):
+    """``GET /`` and ``GET /v1`` skip auth_token; every other request
+    goes through it.
+    """
+
+    def dispatch(environ, start_response):
+        path = environ.get('PATH_INFO', '') or '/'
+        if path != '/':
+            path = path.rstrip('/') or '/'
+        if environ.get('REQUEST_METHOD') == 'GET' and path in PUBLIC_PATHS:
+            return app(environ, start_response)
+        return authenticated_app(environ, start_response)
 
     return dispatch
 
@@ -59,7 +99,8 @@ def setup_app():
         debug=False,
     )
     if CONF.api.auth_strategy == 'keystone':
-        app = auth_token.AuthProtocol(app, {'oslo_config_config': CONF})
+        app = _public_version_discovery(app, auth_token.AuthProtocol(
+            app, {'oslo_config_config': CONF}))
     else:
         LOG.warning('auth_strategy is noauth: every caller is an admin.')
     app = sizelimit.RequestBodySizeLimiter(app, CONF)
