@@ -23,6 +23,7 @@ import pecan
 
 from reserveapi.api import errors
 from reserveapi.api import hooks
+from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.mirror import credentials
 
@@ -35,6 +36,22 @@ PUBLIC_PATHS = ('/', '/v1')
 """Version discovery, which needs no token, as in other OpenStack
 services: a client reads it to find the microversions before it
 authenticates."""
+
+
+def _utf8_path(app):
+    """A path that is not UTF-8 is no route: answer 404 before pecan,
+    which would fail decoding it.
+    """
+
+    def dispatch(environ, start_response):
+        try:
+            environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+        except UnicodeError:
+            raise exception.NotFound('No such resource: the path is not '
+                                     'valid UTF-8.')
+        return app(environ, start_response)
+
+    return dispatch
 
 
 def _with_healthcheck(app, healthcheck_app):
@@ -98,6 +115,7 @@ def setup_app():
         guess_content_type_from_ext=False,
         debug=False,
     )
+    app = _utf8_path(app)
     if CONF.api.auth_strategy == 'keystone':
         app = _public_version_discovery(app, auth_token.AuthProtocol(
             app, {'oslo_config_config': CONF}))

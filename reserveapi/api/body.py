@@ -165,10 +165,9 @@ def _field_invalid(path, reason):
 
 def json_body():
     """The request body as parsed JSON; a 400 when there is none."""
-    document = pecan.request.environ.get(_ENVIRON_KEY)
-    if document is None:
+    if _ENVIRON_KEY not in pecan.request.environ:
         raise exception.Invalid(reason='this request needs a JSON body.')
-    return document
+    return pecan.request.environ[_ENVIRON_KEY]
 
 
 def request_body(datatype):
@@ -274,6 +273,6 @@ def _set(result, attribute, value, path):
             raise validators.FieldError(field, 'is missing')
         return
     item = value[attribute.name]
-    if item is None and attribute.mandatory:
+    if item is None and (attribute.mandatory or attribute.datatype is bool):
         raise validators.FieldError(field, 'must not be null')
     setattr(result, attribute.key, convert(attribute.datatype, item, field))

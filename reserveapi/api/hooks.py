@@ -46,13 +46,11 @@ class RouteHook(hooks.PecanHook):
 
 
 def _path(request):
-    """PATH_INFO as text: WSGI hands it over as bytes read as latin-1."""
+    """PATH_INFO as text: WSGI hands it over as bytes read as latin-1
+    (the application refused any that are not UTF-8).
+    """
     raw = request.environ.get('PATH_INFO', '') or '/'
-    try:
-        return raw.encode('latin-1').decode('utf-8')
-    except UnicodeError:
-        raise exception.NotFound('No such resource: the path is not valid '
-                                 'UTF-8.')
+    return raw.encode('latin-1').decode('utf-8')
 
 
 class ContextHook(hooks.PecanHook):

@@ -43,6 +43,14 @@ def _quoted(value):
     return ''
 
 
+def _names_us(value):
+    """Whether the header has an entry for our service type (one that
+    get_version found no version in).
+    """
+    return any(entry.strip().split(' ')[0].lower() == SERVICE_TYPE
+               for entry in (value or '').split(','))
+
+
 def from_headers(headers):
     """The version a request asks for; the minimum when it asks for none.
 
@@ -53,6 +61,8 @@ def from_headers(headers):
         requested = microversion_parse.get_version(
             headers, service_type=SERVICE_TYPE)
         if requested is None:
+            if _names_us(headers.get(HEADER)):
+                raise TypeError('no version')
             return MIN_VERSION
         if requested.strip().lower() == 'latest':
             return MAX_VERSION
