@@ -255,7 +255,8 @@ def refresh_flags(session, node_ids=None):
 def get_capacity(host=None):
     """Per resource class: total, available, reserved, and summed sizes,
     as ints (SUM gives NULL or a Decimal on some backends); with
-    ``host``, also how many of each class ``host`` holds.
+    ``host``, also how many of each class ``host`` holds. Nodes without
+    a resource class are left out: Nova reports no inventory for them.
 
     :raises: DBError
     """
@@ -278,10 +279,10 @@ def get_capacity(host=None):
     query = (sa.select(*columns)
              .select_from(node)
              .outerjoin(reservation, matching.live_reservation_join())
-             .where(node.vanished.is_(False))
+             .where(node.vanished.is_(False),
+                    node.resource_class.is_not(None))
              .group_by(node.resource_class)
-             # Nodes without a resource class last, on every backend.
-             .order_by(node.resource_class.is_(None), node.resource_class))
+             .order_by(node.resource_class))
     with base.reader() as session:
         return [{key: value if key == 'resource_class' else int(value or 0)
                  for key, value in row._mapping.items()}

@@ -12,7 +12,6 @@
 
 """``/v1/nodes``: the inventory, with each node's live reservation."""
 
-from oslo_utils import strutils
 import pecan
 from pecan import rest
 
@@ -103,30 +102,25 @@ def render(node, visible):
     }
 
 
-def _bool(name, value):
-    if value is None:
-        return None
-    try:
-        return strutils.bool_from_string(value, strict=True)
-    except ValueError:
-        raise exception.Invalid(reason='%s must be true or false.' % name)
-
-
 class NodesController(rest.RestController):
 
-    @expose.expose()
+    @expose.expose(query=dict(
+        collection.page_query(nodes.SORT_KEYS),
+        resource_class=types.name, provision_state=types.name,
+        conductor_group=types.text, maintenance=types.boolean,
+        reserved=types.boolean))
     def get_all(self, resource_class=None, provision_state=None,
                 conductor_group=None, maintenance=None, reserved=None,
                 limit=None, marker=None, sort_key=None, sort_dir=None):
         policy.authorize(node_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
-            limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
+            limit, marker, sort_key, sort_dir, 'uuid')
         filters = {key: value for key, value in (
             ('resource_class', resource_class),
             ('provision_state', provision_state),
             ('conductor_group', conductor_group),
-            ('maintenance', _bool('maintenance', maintenance)),
-            ('reserved', _bool('reserved', reserved))) if value is not None}
+            ('maintenance', maintenance),
+            ('reserved', reserved)) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
                                  sort_dir)
         visible = _reservation_visibility(pecan.request.context)
