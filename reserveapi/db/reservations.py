@@ -16,6 +16,8 @@ The unique live-node and live-instance columns are what makes a double
 booking impossible, whatever the number of API processes.
 """
 
+import functools
+
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -91,36 +93,72 @@ def list_reservations(filters=None, limit=None, marker=None,
         return [_record(row) for row in session.execute(query)]
 
 
+# What a claim inserts: the caller's values and the node's.
+_CLAIM_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id')
+_CLAIM_COLUMNS = _CLAIM_VALUES + ('node_id', 'active_node_id',
+                                  'active_instance_uuid', 'state',
+                                  'created_at')
+
+
+@functools.cache
+def _claim_statements(dialect_name):
+    """``(claim, mark)``, built once, values bound at execution.
+
+    ``claim`` inserts the reservation only while the node is still
+    eligible. On PostgreSQL it also sets the node's ``reserved`` flag,
+    in the same statement (the INSERT is a data-modifying CTE whose
+    RETURNING feeds the UPDATE), and ``mark`` is None; elsewhere
+    ``mark`` sets the flag in a second statement.
+    """
+    reservation, node = models.Reservation, models.Node
+    columns = {column: getattr(reservation, column)
+               for column in _CLAIM_COLUMNS}
+    # Parameters are named claim_<column>: SQLAlchemy keeps the column
+    # names of an INSERT's or UPDATE's table for itself.
+    bound = [sa.bindparam('claim_' + name, type_=columns[name].type)
+             for name in _CLAIM_VALUES]
+    node_id = sa.bindparam('claim_node_id', type_=node.id.type)
+    eligible = sa.select(
+        *bound, node_id, node_id, bound[_CLAIM_VALUES.index('instance_uuid')],
+        sa.literal(states.RESERVED, columns['state'].type),
+        sa.bindparam('claim_created_at', type_=columns['created_at'].type),
+    ).where(node.id == node_id, node.vanished.is_(False),
+            *matching.free_clauses())
+    claim = sa.insert(reservation).from_select(list(columns), eligible)
+    mark = sa.update(node).where(node.id == node_id).values(
+        reserved=True, updated_at=node.updated_at)
+    if dialect_name != 'postgresql':
+        return claim, mark
+    claimed = claim.returning(reservation.node_id).cte('claimed')
+    return (sa.update(node).where(node.id == claimed.c.node_id).values(
+        reserved=True, updated_at=node.updated_at), None)
+
+
 @base.retry_on_deadlock
 def create_reservation(values, node):
     """Claim ``node`` (a NodeRecord) for a new reservation.
 
     One INSERT ... SELECT that only inserts while the node is still
-    eligible. The unique live-node and live-instance columns make this
-    safe against every concurrent writer.
+    eligible, and the node's ``reserved`` flag set (in that same
+    statement on PostgreSQL). The unique live-node and live-instance
+    columns make this safe against every concurrent writer.
 
     :raises: NodeAlreadyReserved when the node was taken meanwhile (try
         the next one); InstanceReserved when the instance got a
         reservation meanwhile.
     """
     now = timeutils.utcnow()
-    row = dict(values, node_id=node.id, active_node_id=node.id,
-               active_instance_uuid=values['instance_uuid'],
-               state=states.RESERVED, created_at=now)
-    columns = sorted(row)
-    eligible = sa.select(*[sa.literal(row[column]) for column in columns]
-                         ).where(models.Node.id == node.id,
-                                 models.Node.vanished.is_(False),
-                                 *matching.free_clauses())
+    row = dict(values, node_id=node.id, created_at=now)
+    params = {'claim_' + name: value for name, value in row.items()}
     try:
         with base.writer() as session:
-            inserted = session.execute(
-                sa.insert(models.Reservation).from_select(columns, eligible)
-            ).rowcount
-            if inserted:
-                session.execute(sa.update(models.Node).where(
-                    models.Node.id == node.id).values(
-                    reserved=True, updated_at=models.Node.updated_at))
+            # Core, not the ORM: with parameters, the ORM would take the
+            # INSERT for a bulk insert of objects.
+            connection = session.connection()
+            claim, mark = _claim_statements(connection.dialect.name)
+            inserted = connection.execute(claim, params).rowcount
+            if inserted and mark is not None:
+                connection.execute(mark, params)
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)
