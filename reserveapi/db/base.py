@@ -23,15 +23,12 @@ transaction was kept.
 """
 
 import contextlib
-import functools
-import hashlib
 import threading
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from reserveapi.common import exception
 
@@ -41,11 +38,6 @@ from reserveapi.db import connection_errors  # noqa: F401
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
 _CONTEXT = threading.local()
-
-# The statements a PostgreSQL connection has prepared (execute_prepared),
-# kept in the pool's info of that connection: a new connection starts
-# with none.
-_PREPARED = 'reserveapi_prepared'
 
 # Rows per statement for bulk writes: far below every backend's limit on
 # bound parameters, and big enough that 100,000 nodes take few trips.
@@ -91,79 +83,6 @@ def writer():
 
 def get_engine():
     return main_context_manager.writer.get_engine()
-
-
-def _generic_plans(engine):
-    """On PostgreSQL, have every connection plan its prepared statements
-    once (execute_prepared): planning the candidate query costs several
-    times what running it does, and PostgreSQL would go on planning it
-    for each execution, judging a plan per value cheaper. The plan is
-    the same index walk whatever the values. Only statements prepared
-    by execute_prepared are concerned: nothing else is prepared.
-    """
-    if engine.dialect.name != 'postgresql':
-        return
-
-    @sa.event.listens_for(engine, 'connect')
-    def plan_once(dbapi_connection, _record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute('SET plan_cache_mode = force_generic_plan')
-        finally:
-            cursor.close()
-        dbapi_connection.commit()
-
-
-main_context_manager.append_on_engine_create(_generic_plans)
-
-
-@functools.lru_cache(maxsize=256)
-def _prepared_form(statement):
-    """``(name, PREPARE statement, parameter names in $n order, compiled
-    form)`` of a statement built once (a cached statement object is its
-    key); None when it has IN lists, whose length changes the SQL.
-
-    Parameters are typed as their columns are: PostgreSQL would take one
-    it cannot infer (a value INSERTed from a SELECT list) for text.
-    """
-    dialect = postgresql.dialect(paramstyle='numeric_dollar')
-    compiled = statement.compile(dialect=dialect)
-    if compiled.post_compile_params:
-        return None
-    names = tuple(compiled.positiontup)
-    types = ['unknown' if isinstance(bind.type, sa.types.NullType)
-             else dialect.type_compiler_instance.process(bind.type)
-             for bind in (compiled.binds[key] for key in names)]
-    text = compiled.string
-    name = 'reserveapi_%s' % hashlib.sha256(text.encode()).hexdigest()[:16]
-    prepare = 'PREPARE %s (%s) AS %s' % (name, ', '.join(types), text)
-    return name, prepare, names, compiled
-
-
-def execute_prepared(connection, statement, params):
-    """The result of ``statement``, built once, executed with ``params``
-    on the Core ``connection``; on PostgreSQL through psycopg2, as a
-    statement the connection prepared once and plans once (see
-    _generic_plans): psycopg2 never prepares by itself. Elsewhere an
-    ordinary execution, as for a statement with an IN list.
-    """
-    dialect = connection.dialect
-    form = (_prepared_form(statement) if dialect.name == 'postgresql'
-            and dialect.driver == 'psycopg2' else None)
-    if form is None:
-        return connection.execute(statement, params)
-    name, prepare, names, compiled = form
-    prepared = connection.connection.info.setdefault(_PREPARED, set())
-    if name not in prepared:
-        # Not transactional: the statement outlives a rollback.
-        connection.exec_driver_sql(prepare)
-        prepared.add(name)
-    # The statement's own constants are parameters too.
-    values = compiled.construct_params(params)
-    placeholders = ', '.join(['%s'] * len(names))
-    return connection.exec_driver_sql(
-        'EXECUTE %s (%s)' % (name, placeholders),
-        tuple(values[key] for key in names))
 
 
 def chunks(items, size=CHUNK):

@@ -218,17 +218,11 @@ def _bound(name):
 
 
 @functools.lru_cache(maxsize=256)
-def _candidate_queries(template, size):
-    """The first-batch and next-batch queries for a template and a batch
-    size, built once: SQLAlchemy then finds their compiled form by a
-    cache key computed once per statement, instead of rebuilding and
-    re-keying the whole expression for every request.
-
-    The LIMIT is a constant, not a parameter: a plan made for any LIMIT
-    (a prepared statement's, see base.execute_prepared) expects many
-    rows, and at a million nodes PostgreSQL then reads the index with
-    parallel workers, ten times slower than walking it until ``size``
-    rows matched. Batch sizes are few (they double).
+def _candidate_queries(template):
+    """The first-batch and next-batch queries for a template, built once:
+    SQLAlchemy then finds their compiled form by a cache key computed
+    once per statement, instead of rebuilding and re-keying the whole
+    expression for every request.
     """
     node = models.Node
     clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
@@ -236,7 +230,7 @@ def _candidate_queries(template, size):
     order = [getattr(node, column) for column in FIT_ORDER]
     columns = [getattr(node, column) for column in _CANDIDATE_COLUMNS]
     first = sa.select(*columns).where(*clauses).order_by(*order).limit(
-        sa.literal_column(str(int(size)), sa.Integer()))
+        sa.bindparam('batch_size', type_=sa.Integer()))
     after = first.where(sa.tuple_(*order) > sa.tuple_(
         *[sa.bindparam('after_' + column, type_=getattr(node, column).type)
           for column in FIT_ORDER]))
@@ -255,13 +249,13 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     :raises: DBError
     """
     template, params = _parameterized(node_filter)
+    first, after = _candidate_queries(template)
+    query = first
     size = min(first_batch or batch_size, batch_size)
-    after = False
     while True:
-        query = _candidate_queries(template, size)[after]
+        params['batch_size'] = size
         with base.reader() as session:
-            rows = base.execute_prepared(session.connection(), query,
-                                         params).all()
+            rows = session.execute(query, params).all()
             traits, capabilities = _children_of(session,
                                                 [row.id for row in rows])
         if not rows:
@@ -274,7 +268,7 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
             return
         params.update(('after_' + column, getattr(rows[-1], column))
                       for column in FIT_ORDER)
-        after = True
+        query = after
         size = min(size * 2, batch_size)
 
 

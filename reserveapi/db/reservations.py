@@ -156,8 +156,7 @@ def create_reservation(values, node):
             # INSERT for a bulk insert of objects.
             connection = session.connection()
             claim, mark = _claim_statements(connection.dialect.name)
-            inserted = base.execute_prepared(connection, claim,
-                                             params).rowcount
+            inserted = connection.execute(claim, params).rowcount
             if inserted and mark is not None:
                 connection.execute(mark, params)
     except db_exc.DBDuplicateEntry as exc:
