@@ -18,14 +18,15 @@ No HTTP and no sync: one throwaway PostgreSQL database, the schema from
 SQL (a million in seconds, not the sync's minutes), grown in steps
 (``--sizes``, default 10,000, 100,000 and 1,000,000 nodes) and ANALYZEd
 after each. At each size, in this process through reserveapi's own
-code (prepared statements included):
+code:
 
 * the candidate query alone: the first batch for the bench's
   ``baremetal`` spec (``db/matching.candidate_batches``);
 * a whole reservation and its release without HTTP
   (``reservations.reserve`` then ``reservations.release``);
 * the candidate query's plan: EXPLAIN (ANALYZE, BUFFERS) of the same
-  SQL with the values inlined, buffers touched and execution time.
+  SQL with the values inlined (as psycopg2 sends it): buffers touched,
+  planning and execution time, the scans.
 
 Flat figures across the sizes mean the claim walks a bounded part of
 the best-fit index whatever the inventory::
@@ -118,44 +119,24 @@ def seed(backend, start, stop):
 
 
 def explain(backend, statement, params):
-    """EXPLAIN (ANALYZE, BUFFERS) of ``statement`` twice: as the API runs
-    it (prepared, generic plan) and planned for its values; for each,
-    ``{'buffers', 'execution_ms', 'planning_ms', 'scan'}``.
+    """EXPLAIN (ANALYZE, BUFFERS) of ``statement`` with ``params``
+    inlined, as psycopg2 sends it: ``{'buffers', 'execution_ms',
+    'planning_ms', 'scan', 'plan'}``.
     """
     from sqlalchemy.dialects import postgresql
 
-    from reserveapi.db import base
-
-    name, prepare, names, compiled = base._prepared_form(statement)
-    values = compiled.construct_params(params)
-    literal = str(statement.params(params).compile(
+    sql = str(statement.params(params).compile(
         dialect=postgresql.dialect(), compile_kwargs={'literal_binds': True}))
-    connection = backend.connect()
-    found = {}
-    try:
-        cursor = connection.cursor()
-        cursor.execute('SET plan_cache_mode = force_generic_plan')
-        cursor.execute(prepare)
-        for label, sql, args in (
-                ('prepared', 'EXECUTE %s (%s)' % (
-                    name, ', '.join(['%s'] * len(names))),
-                 tuple(values[key] for key in names)),
-                ('planned', literal.replace('%', '%%'), ())):
-            cursor.execute('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' + sql,
-                           args)
-            plan = cursor.fetchone()[0][0]
-            # A node's buffer counts include its children's.
-            top = plan['Plan']
-            found[label] = {
-                'buffers': top.get('Shared Hit Blocks', 0)
-                + top.get('Shared Read Blocks', 0),
-                'execution_ms': round(plan['Execution Time'], 3),
-                'planning_ms': round(plan.get('Planning Time', 0), 3),
-                'scan': _scans(top), 'plan': plan}
-        connection.rollback()
-    finally:
-        connection.close()
-    return found
+    (document,), = backend.execute(
+        'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' + sql.replace('%', '%%'))
+    plan = document[0]
+    # A node's buffer counts include its children's.
+    top = plan['Plan']
+    return {'buffers': top.get('Shared Hit Blocks', 0)
+            + top.get('Shared Read Blocks', 0),
+            'execution_ms': round(plan['Execution Time'], 3),
+            'planning_ms': round(plan.get('Planning Time', 0), 3),
+            'scan': _scans(top), 'plan': plan}
 
 
 def _scans(node):
@@ -206,7 +187,8 @@ def measure(args, backend):
         timings[name] = benchload.summarize(seconds)
     template, params = matching._parameterized(node_filter)
     timings['plan'] = explain(
-        backend, matching._candidate_queries(template, 20)[0], params)
+        backend, matching._candidate_queries(template)[0],
+        dict(params, batch_size=20))
     return timings
 
 
@@ -251,22 +233,20 @@ def main(argv=None):
     print('\ncandidate query and claim vs inventory size, PostgreSQL %s '
           '(%d each, in-process, no HTTP)' % (results['database'],
                                                args.repeat))
-    print('%10s  %20s  %23s  %26s  %s' % (
+    print('%10s  %20s  %23s  %27s  %s' % (
         'nodes', 'candidate p50/p99 ms', 'reserve+release p50/p99',
-        'EXPLAIN buffers/ms gen|own', 'load before -> after'))
+        'EXPLAIN buffers/plan/run ms', 'load before -> after'))
     for size, record in results['sizes'].items():
         query, claim = record['candidate_query'], record['reserve_and_release']
         plan = record['plan']
-        print('%10s  %8.2f / %8.2f  %11.2f / %9.2f  %5d / %5.2f | %4d / %5.2f'
+        print('%10s  %8.2f / %8.2f  %11.2f / %9.2f  %6d / %5.2f / %5.2f'
               '  %s -> %s' % (
                   size, query['p50_ms'], query['p99_ms'], claim['p50_ms'],
-                  claim['p99_ms'], plan['prepared']['buffers'],
-                  plan['prepared']['execution_ms'],
-                  plan['planned']['buffers'], plan['planned']['execution_ms'],
-                  record['load_before'][0], record['load_after'][0]))
+                  claim['p99_ms'], plan['buffers'], plan['planning_ms'],
+                  plan['execution_ms'], record['load_before'][0],
+                  record['load_after'][0]))
     for size, record in results['sizes'].items():
-        print('%10s  generic plan: %s' % (
-            size, ', '.join(record['plan']['prepared']['scan'])))
+        print('%10s  plan: %s' % (size, ', '.join(record['plan']['scan'])))
     output_dir = pathlib.Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / ('candidate-scale-%s.json'
