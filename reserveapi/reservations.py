@@ -248,13 +248,13 @@ def update(current, changes):
     return reservation
 
 
-def release(uuid):
-    """End a reservation: its node is free at once.
+def release(reservation):
+    """End ``reservation`` (as read): its node is free at once.
 
-    :raises: ReservationNotFound
+    :raises: ReservationNotFound when it ended meanwhile.
     """
-    db_reservations.delete_reservation(uuid)
-    LOG.info('Reservation %s released', uuid)
+    db_reservations.delete_reservation(reservation)
+    LOG.info('Reservation %s released', reservation.uuid)
 
 
 def expire(now=None):
@@ -318,7 +318,7 @@ def release_orphans(dry_run=False, now=None):
 
 def _release_orphan(reservation):
     try:
-        db_reservations.delete_reservation(reservation.uuid)
+        db_reservations.delete_reservation(reservation)
     except exception.ReservationNotFound:
         return  # released meanwhile
     LOG.warning('Released reservation %(uuid)s of node %(node)s: Nova '

@@ -22,6 +22,7 @@ from oslo_middleware import sizelimit
 import pecan
 
 from reserveapi.api import errors
+from reserveapi.api import expose
 from reserveapi.api import hooks
 from reserveapi.common import exception
 import reserveapi.conf
@@ -105,6 +106,7 @@ def setup_app():
     request ids, CORS, healthcheck, error formatting, body size limit and
     (with auth_strategy = keystone) auth_token.
     """
+    expose.remember_argspecs()
     app = pecan.make_app(
         'reserveapi.api.controllers.root.RootController',
         hooks=[hooks.RouteHook(),

@@ -25,6 +25,7 @@ them in the API-WG format.
 import functools
 
 import pecan
+from pecan import util as pecan_util
 import webob.exc
 
 from reserveapi.api import body as body_mod
@@ -66,3 +67,27 @@ def expose(status=200, query=None, body=False, media_types=None):
         return pecan.expose('json', content_type='application/json')(wrapped)
 
     return decorate
+
+
+def remember_argspecs():
+    """Have pecan look at each controller's signature once, not per call.
+
+    pecan (1.8) routes every request through ``pecan.util.getargspec``
+    several times, and its ``getargspec`` builds a new namedtuple class
+    on every call: about 1.4 ms of CPU per POST. A function's signature
+    never changes, so the answer is remembered per function (a bound
+    method and its function have the same one). Safe to call again.
+    """
+    original = getattr(pecan_util, '_getargspec', None)
+    if original is None or getattr(original, 'remembers', False):
+        return
+
+    @functools.cache
+    def of_function(function):
+        return original(function)
+
+    def getargspec(method):
+        return of_function(getattr(method, '__func__', method))
+
+    getargspec.remembers = True
+    pecan_util._getargspec = getargspec

@@ -252,6 +252,20 @@ def refresh_flags(session, node_ids=None):
             execution_options={'synchronize_session': False})
 
 
+def clear_reserved_flag(session, node_id):
+    """Clear node ``node_id``'s ``reserved`` flag unless a live
+    reservation holds it, in the caller's transaction: what
+    refresh_flags does for one node once a reservation ended, in one
+    statement. ``schedulable`` does not depend on reservations.
+    """
+    node = models.Node
+    session.execute(
+        sa.update(node).where(node.id == node_id, node.reserved.is_(True),
+                              ~matching.has_live_reservation())
+        .values(reserved=False, updated_at=node.updated_at),
+        execution_options={'synchronize_session': False})
+
+
 def get_capacity(host=None):
     """Per resource class: total, available, reserved, and summed sizes,
     as ints (SUM gives NULL or a Decimal on some backends); with

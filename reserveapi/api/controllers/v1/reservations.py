@@ -175,4 +175,4 @@ class ReservationsController(rest.RestController):
     def delete(self, reservation_uuid):
         reservation = self._authorized_reservation(
             reservation_policy.DELETE, reservation_uuid)
-        reservations.release(reservation.uuid)
+        reservations.release(reservation)
