@@ -19,6 +19,7 @@ connection speaks utf8mb4.
 import os
 import sqlite3
 import threading
+import types
 
 import fixtures
 from oslo_db.sqlalchemy import engines
@@ -88,9 +89,10 @@ class TestSQLiteLock(base.DBTestCase):
         timer = threading.Timer(0.5, self.other.execute, ('COMMIT',))
         timer.start()
         self.addCleanup(timer.join)
+        gone = types.SimpleNamespace(
+            uuid='f6a9b9c2-8a0e-4b8a-9d8e-4f3c2b1a0e9d', node_id=1)
         self.assertRaises(exception.ReservationNotFound,
-                          db_reservations.delete_reservation,
-                          'f6a9b9c2-8a0e-4b8a-9d8e-4f3c2b1a0e9d')
+                          db_reservations.delete_reservation, gone)
 
     @staticmethod
     def _delete_everything():
