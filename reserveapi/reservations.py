@@ -149,16 +149,16 @@ def _claimed_in_ironic(source, reservation, info):
     except ironic.NodeTaken as error:
         LOG.info('Ironic refused node %s for instance %s: %s; trying the '
                  'next.', node_uuid, instance, error)
-        db_reservations.undo_reservation(reservation.uuid, stale=True)
+        db_reservations.undo_reservation(reservation, stale=True)
         return False
     except exception.IronicUnavailable as error:
-        db_reservations.undo_reservation(reservation.uuid,
+        db_reservations.undo_reservation(reservation,
                                          release_in_ironic=True)
         inventory_sync.note_outage(error)
         raise
     except BaseException:
         with excutils.save_and_reraise_exception():
-            db_reservations.undo_reservation(reservation.uuid,
+            db_reservations.undo_reservation(reservation,
                                              release_in_ironic=True)
 
 
@@ -309,32 +309,32 @@ def update(current, changes):
     return reservation
 
 
-def release(uuid):
-    """End a reservation: its node is free at once, or with the Ironic
-    source once a sync reads it again (it may be cleaning).
+def release(reservation):
+    """End ``reservation`` (as read): its node is free at once, or with
+    the Ironic source once a sync reads it again (it may be cleaning).
 
     With ``[ironic] claim_nodes`` its claim in Ironic is cleared too, if
     still ours and nothing was deployed (a teardown clears it itself).
     Ironic unreachable changes nothing here: the clearing is recorded in
     the same transaction and the worker does it once Ironic is back.
 
-    :raises: ReservationNotFound
+    :raises: ReservationNotFound when it ended meanwhile.
     """
     source = _claiming_source()
-    reservation = _delete(uuid, source)
-    LOG.info('Reservation %s released', uuid)
+    _delete(reservation, source)
+    LOG.info('Reservation %s released', reservation.uuid)
     _clear_released_claim(source, reservation)
 
 
-def _delete(uuid, source):
-    """Delete the reservation; with the Ironic source its node waits for
+def _delete(reservation, source):
+    """Delete ``reservation``; with the Ironic source its node waits for
     a fresh read, and with ``source`` (claims in Ironic) its claim is
-    noted for clearing in the same transaction. Returns it as it was.
+    noted for clearing in the same transaction.
 
     :raises: ReservationNotFound
     """
-    return db_reservations.delete_reservation(
-        uuid, stale=CONF.inventory.source == ironic.NAME,
+    db_reservations.delete_reservation(
+        reservation, stale=CONF.inventory.source == ironic.NAME,
         release_in_ironic=source is not None)
 
 
@@ -433,7 +433,7 @@ def release_orphans(dry_run=False, now=None):
 def _release_orphan(reservation):
     source = _claiming_source()
     try:
-        _delete(reservation.uuid, source)
+        _delete(reservation, source)
     except exception.ReservationNotFound:
         return  # released meanwhile
     LOG.warning('Released reservation %(uuid)s of node %(node)s: Nova '

@@ -59,11 +59,14 @@ PROFILES = {
                       (1920, 3840), {'HW_CPU_X86_AVX2': 1.0,
                                      'HW_CPU_X86_AVX512F': 0.5,
                                      'CUSTOM_NVME': 0.8}, 1.0),
-    'CUSTOM_BAREMETAL_LARGE': (10, 'x86_64', (524288, 1048576), (96, 128),
-                               (3840, 7680), {'HW_CPU_X86_AVX2': 1.0,
-                                              'HW_CPU_X86_AVX512F': 0.8,
-                                              'CUSTOM_RAID': 0.9,
-                                              'CUSTOM_NVME': 0.6}, 0.0),
+    # Upper case, as some operators write it: Nova reports it as
+    # CUSTOM_BAREMETAL_LARGE. (An Ironic class CUSTOM_X would be reported
+    # as CUSTOM_CUSTOM_X.)
+    'BAREMETAL_LARGE': (10, 'x86_64', (524288, 1048576), (96, 128),
+                        (3840, 7680), {'HW_CPU_X86_AVX2': 1.0,
+                                       'HW_CPU_X86_AVX512F': 0.8,
+                                       'CUSTOM_RAID': 0.9,
+                                       'CUSTOM_NVME': 0.6}, 0.0),
     'baremetal-arm': (10, 'aarch64', (65536, 131072, 262144), (64, 80, 128),
                       (480, 960), {'HW_CPU_AARCH64_ASIMD': 1.0,
                                    'HW_CPU_AARCH64_SVE': 0.4,

@@ -22,14 +22,37 @@ from oslo_middleware import sizelimit
 import pecan
 
 from reserveapi.api import errors
+from reserveapi.api import expose
 from reserveapi.api import hooks
+from reserveapi.common import exception
 import reserveapi.conf
+from reserveapi.mirror import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 
 
 HEALTHCHECK_PATH = '/healthcheck'
+PUBLIC_PATHS = ('/', '/v1')
+"""Version discovery, which needs no token, as in other OpenStack
+services: a client reads it to find the microversions before it
+authenticates."""
+
+
+def _utf8_path(app):
+    """A path that is not UTF-8 is no route: answer 404 before pecan,
+    which would fail decoding it.
+    """
+
+    def dispatch(environ, start_response):
+        try:
+            environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+        except UnicodeError:
+            raise exception.NotFound('No such resource: the path is not '
+                                     'valid UTF-8.')
+        return app(environ, start_response)
+
+    return dispatch
 
 
 def _with_healthcheck(app, healthcheck_app):
@@ -43,22 +66,61 @@ def _with_healthcheck(app, healthcheck_app):
     return dispatch
 
 
+def check_auth_at_startup():
+    """With ``[api] auth_strategy = keystone``, auth_token needs a service
+    user in ``[keystone_authtoken]`` (or the section its auth_section
+    names) to validate tokens; without one every request would be a 500.
+
+    :raises: credentials.MissingCredentials naming the missing options.
+    """
+    if CONF.api.auth_strategy != 'keystone':
+        return
+    group = CONF.keystone_authtoken.auth_section or 'keystone_authtoken'
+    missing = credentials.missing_options(group)
+    if missing:
+        raise credentials.MissingCredentials(
+            '%s [api] auth_strategy is keystone, and auth_token needs them '
+            'to validate tokens (or set [api] auth_strategy = noauth, for '
+            'development only).' % credentials.describe_missing(group,
+                                                                 missing))
+
+
+def _public_version_discovery(app, authenticated_app):
+    """``GET /`` and ``GET /v1`` skip auth_token; every other request
+    goes through it.
+    """
+
+    def dispatch(environ, start_response):
+        path = environ.get('PATH_INFO', '') or '/'
+        if path != '/':
+            path = path.rstrip('/') or '/'
+        if environ.get('REQUEST_METHOD') == 'GET' and path in PUBLIC_PATHS:
+            return app(environ, start_response)
+        return authenticated_app(environ, start_response)
+
+    return dispatch
+
+
 def setup_app():
     """The pecan app wrapped, outermost first, in proxy-header handling,
     request ids, CORS, healthcheck, error formatting, body size limit and
     (with auth_strategy = keystone) auth_token.
     """
+    expose.remember_argspecs()
     app = pecan.make_app(
         'reserveapi.api.controllers.root.RootController',
-        hooks=[hooks.ContextHook(CONF.api.auth_strategy),
+        hooks=[hooks.RouteHook(),
+               hooks.ContextHook(CONF.api.auth_strategy),
                hooks.MicroversionHook(),
                hooks.ErrorHook()],
         force_canonical=False,
         guess_content_type_from_ext=False,
         debug=False,
     )
+    app = _utf8_path(app)
     if CONF.api.auth_strategy == 'keystone':
-        app = auth_token.AuthProtocol(app, {'oslo_config_config': CONF})
+        app = _public_version_discovery(app, auth_token.AuthProtocol(
+            app, {'oslo_config_config': CONF}))
     else:
         LOG.warning('auth_strategy is noauth: every caller is an admin.')
     app = sizelimit.RequestBodySizeLimiter(app, CONF)

@@ -12,35 +12,162 @@
 
 """Request bodies and path parameters, validated by their WSME types.
 
-One JSON parser and one converter serve every resource. The converter
+One parser reads every body, before pecan routes the request
+(``hooks.RouteHook``): the media type is JSON, the charset UTF-8, the
+nesting bounded (checked before parsing), no number is NaN, Infinity or
+absurdly long, no object repeats a key and no string holds what a
+database cannot store. One converter then serves every resource. It
 walks the WSME type definitions itself rather than calling WSME's
 ``fromjson``, which accepts ``"8"`` or ``1.5`` for an integer, lets any
 value through a text field and cannot say which nested field it
 rejected; the types and their validators are still WSME's.
 """
 
+import json
+
 import pecan
 from wsme import types as wtypes
 from wsme.rest import json as wsme_json
 
 from reserveapi.common import exception
+from reserveapi.common import validators
+
+MAX_DEPTH = 32
+"""Deepest nesting of objects and lists a body may have. A request spec
+nests four levels; Python's parser would recurse until it failed."""
+MAX_NUMBER_DIGITS = 20
+JSON_MEDIA_TYPES = ('application/json',)
+JSON_PATCH_MEDIA_TYPE = 'application/json-patch+json'
+_ENVIRON_KEY = 'reserveapi.body'
 
 
-class _BodyError(Exception):
-    """A rejected value and where it is: a tuple of keys and indexes."""
+def parse(request, media_types=JSON_MEDIA_TYPES):
+    """Check and parse the body of ``request`` into its environ, for
+    ``json_body()``; None when there is no body.
 
-    def __init__(self, path, reason):
-        super().__init__(reason)
-        self.path = path
-        self.reason = reason
+    :raises: UnsupportedMediaType (415) for another media type or charset;
+        Invalid (400) for a body that is not JSON or breaks a bound.
+    """
+    raw = request.body
+    if not raw:
+        return None
+    media_type = (request.content_type or '').lower()
+    if media_type not in media_types:
+        raise exception.UnsupportedMediaType(
+            reason='The request body must be %s, not %s.'
+            % (' or '.join(media_types), media_type or 'unlabelled'))
+    charset = request.charset
+    if charset != 'UTF-8':
+        raise exception.UnsupportedMediaType(
+            reason='The request body must be encoded as UTF-8; charset %s '
+                   'is not supported.' % validators.describe(charset))
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise exception.Invalid(reason='the request body is not valid '
+                                'UTF-8 (byte %d).' % exc.start)
+    _check_depth(text)
+    try:
+        document = json.loads(text, parse_constant=_no_constant,
+                              parse_int=_bounded_int,
+                              object_pairs_hook=_unique_keys)
+    except validators.FieldError as exc:
+        raise exception.Invalid(reason='the request body %s.' % exc.reason)
+    except ValueError as exc:
+        raise exception.Invalid(reason='the request body is not valid '
+                                'JSON: %s.' % _json_error(exc))
+    _check_strings(document, ())
+    request.environ[_ENVIRON_KEY] = document
+    return document
+
+
+def _check_depth(text):
+    """Refuse nesting deeper than MAX_DEPTH without parsing: count the
+    brackets outside strings.
+    """
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == '\\':
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in '[{':
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise exception.Invalid(
+                    reason='the request body nests objects and lists more '
+                           'than %d levels deep.' % MAX_DEPTH)
+        elif char in ']}':
+            depth -= 1
+
+
+def _no_constant(name):
+    raise validators.FieldError((), 'contains %s, which is not a JSON '
+                                'number' % name)
+
+
+def _bounded_int(digits):
+    if len(digits.lstrip('-')) > MAX_NUMBER_DIGITS:
+        raise validators.FieldError((), 'contains an integer of more than '
+                                    '%d digits' % MAX_NUMBER_DIGITS)
+    return int(digits)
+
+
+def _unique_keys(pairs):
+    document = {}
+    for key, value in pairs:
+        if key in document:
+            raise validators.FieldError(
+                (), 'repeats the key %s in an object'
+                % validators.describe(key))
+        document[key] = value
+    return document
+
+
+def _json_error(exc):
+    """``Expecting ',' delimiter at line 1, column 9``, without Python's
+    character offset.
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        return '%s at line %d, column %d' % (exc.msg, exc.lineno, exc.colno)
+    return 'it cannot be parsed'
+
+
+def _check_strings(value, path):
+    """Every key and string is text a database can store."""
+    if isinstance(value, str):
+        problem = validators.storable_text_problem(value)
+        if problem:
+            raise _field_invalid(path, problem)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_strings(item, path + (index,))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            problem = validators.storable_text_problem(key)
+            if problem:
+                raise _field_invalid(path, 'has a key that ' + problem)
+            _check_strings(item, path + (key,))
+
+
+def _field_invalid(path, reason):
+    if not path:
+        return exception.Invalid(reason='the request body %s.' % reason)
+    return exception.Invalid(reason='field %s %s.'
+                             % (validators.dotted(path), reason))
 
 
 def json_body():
-    """The request body as parsed JSON, or a 400."""
-    try:
-        return pecan.request.json
-    except ValueError:
-        raise exception.Invalid(reason='the request body is not valid JSON.')
+    """The request body as parsed JSON; a 400 when there is none."""
+    if _ENVIRON_KEY not in pecan.request.environ:
+        raise exception.Invalid(reason='this request needs a JSON body.')
+    return pecan.request.environ[_ENVIRON_KEY]
 
 
 def request_body(datatype):
@@ -59,12 +186,8 @@ def from_json(datatype, data):
     """
     try:
         return convert(datatype, data)
-    except _BodyError as error:
-        if not error.path:
-            raise exception.Invalid(reason='the request body %s.'
-                                    % error.reason)
-        raise exception.Invalid(reason='field %s: %s.' % (
-            dotted(error.path), error.reason))
+    except validators.FieldError as error:
+        raise _field_invalid(error.path, error.reason)
 
 
 def path_arg(datatype, value, name):
@@ -75,26 +198,15 @@ def path_arg(datatype, value, name):
         raise exception.Invalid(reason='%s %s.' % (name, exc))
 
 
-def dotted(path):
-    """``('image', 'properties')`` → ``image.properties``; ``[3]`` for an
-    index.
-    """
-    text = ''
-    for key in path:
-        text += '[%d]' % key if isinstance(key, int) else (
-            '.%s' % key if text else key)
-    return text
-
-
 def convert(datatype, value, path=()):
-    """``value`` (parsed JSON) as ``datatype``; raises _BodyError."""
+    """``value`` (parsed JSON) as ``datatype``; raises FieldError."""
     if wtypes.iscomplex(datatype):
         return _complex(datatype, value, path)
     if isinstance(datatype, wtypes.ArrayType):
         if value is None:
             return None
         if not isinstance(value, list):
-            raise _BodyError(path, 'must be a list')
+            raise validators.FieldError(path, 'must be a list')
         return [convert(datatype.item_type, item, path + (index,))
                 for index, item in enumerate(value)]
     if isinstance(datatype, wtypes.DictType):
@@ -102,19 +214,23 @@ def convert(datatype, value, path=()):
     try:
         if wtypes.isusertype(datatype):
             return datatype.validate(value)
+        if value is not None and datatype is bool and not isinstance(
+                value, bool):
+            raise ValueError('must be true or false, not %s'
+                             % validators.describe(value))
         return None if value is None else wsme_json.fromjson(datatype,
                                                               value)
+    except validators.FieldError as exc:
+        raise validators.FieldError(path + exc.path, exc.reason)
     except (ValueError, TypeError) as exc:
-        raise _BodyError(path, str(exc))
+        raise validators.FieldError(path, str(exc))
 
 
 def _dict(datatype, value, path):
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise _BodyError(path, 'must be an object')
-    if not all(isinstance(key, str) for key in value):
-        raise _BodyError(path, 'keys must be strings')
+        raise validators.FieldError(path, 'must be an object')
     return {key: convert(datatype.value_type, item, path + (key,))
             for key, item in value.items()}
 
@@ -130,21 +246,22 @@ def _complex(datatype, value, path):
     if value is None and path:
         return None
     if not isinstance(value, dict):
-        raise _BodyError(path, 'must be an object')
+        raise validators.FieldError(path, 'must be an object, not %s'
+                                    % validators.describe(value))
     attributes = wtypes.list_attributes(datatype)
     unknown = set(value) - {attribute.name for attribute in attributes}
     if unknown and not getattr(datatype, '_ignore_unknown', False):
-        raise _BodyError(path, 'has unknown field(s) %s'
-                         % ', '.join(sorted(unknown)))
+        raise validators.FieldError(path, 'has unknown field(s) %s' % (
+            ', '.join(validators.describe(name) for name in sorted(unknown))))
     result = datatype()
     try:
         for attribute in attributes:
             _set(result, attribute, value, path)
-    except _BodyError as error:
+    except validators.FieldError as error:
         invalid_input = getattr(datatype, 'invalid_input', None)
         if invalid_input is None:
             raise
-        raise invalid_input(key=dotted(error.path[len(path):]),
+        raise invalid_input(key=validators.dotted(error.path[len(path):]),
                             reason=error.reason)
     return result
 
@@ -153,9 +270,9 @@ def _set(result, attribute, value, path):
     field = path + (attribute.name,)
     if attribute.name not in value:
         if attribute.mandatory:
-            raise _BodyError(field, 'is missing')
+            raise validators.FieldError(field, 'is missing')
         return
     item = value[attribute.name]
-    if item is None and attribute.mandatory:
-        raise _BodyError(field, 'must not be null')
+    if item is None and (attribute.mandatory or attribute.datatype is bool):
+        raise validators.FieldError(field, 'must not be null')
     setattr(result, attribute.key, convert(attribute.datatype, item, field))

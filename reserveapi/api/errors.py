@@ -28,8 +28,10 @@ import webob.exc
 
 from reserveapi.api import microversion
 from reserveapi.common import exception
+import reserveapi.conf
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 REQUEST_ID_KEY = 'openstack.request_id'
 RETRY_AFTER_SECONDS = 2
 """Sent with every 503. A database or peer restart usually takes a few
@@ -79,13 +81,20 @@ def from_exception(exc, environ):
         headers = {}
         if getattr(exc, 'allow', None):
             headers['Allow'] = ', '.join(exc.allow)
-        detail = exc.detail or http.HTTPStatus(exc.code).description
+        detail = exc.detail or '%s.' % http.HTTPStatus(exc.code).description
+        if exc.code == 413:
+            detail = _too_large()
         return error_response(exc.code, _generic_code(exc.code), detail,
                               request_id, headers)
     LOG.exception('Unexpected error while serving %s %s',
                   environ.get('REQUEST_METHOD'), environ.get('PATH_INFO'))
     return error_response(500, exception.ReserveapiException.code,
                           exception.ReserveapiException.msg_fmt, request_id)
+
+
+def _too_large():
+    return ('The request body is larger than the %d bytes this service '
+            'accepts.' % CONF.oslo_middleware.max_request_body_size)
 
 
 def _is_api_wg(response):
@@ -98,17 +107,29 @@ def _is_api_wg(response):
 
 
 def _detail_of(response):
-    """The human text of a foreign error body (JSON or plain)."""
+    """One readable sentence from a foreign error body (JSON, plain text
+    or HTML), without the status line webob repeats in it; None when it
+    says nothing more than the status.
+    """
+    if response.status_code == 413:
+        return _too_large()
     text = response.text
     try:
         data = json.loads(text)
     except ValueError:
-        return ' '.join(re.sub(r'<[^>]+>', ' ', text).split()) or None
+        data = None
     if isinstance(data, dict):
         inner = data.get('error', data)
         if isinstance(inner, dict):
-            return inner.get('message') or inner.get('title')
-    return text
+            text = str(inner.get('message') or inner.get('description')
+                       or inner.get('title') or '')
+    text = re.sub(r'<[^>]+>', ' ', text)
+    phrase = http.HTTPStatus(response.status_code).phrase
+    text = re.sub(r'(%d\s+)?%s' % (response.status_code, re.escape(phrase)),
+                  ' ', text)
+    text = re.sub(r'\(\s*(%s)?\s*\)', ' ', text)
+    text = ' '.join(text.split()).strip(' .')
+    return text + '.' if text else None
 
 
 class ErrorFormatter:
@@ -130,6 +151,7 @@ class ErrorFormatter:
                                            'retry-after')}
             response = error_response(
                 status, _generic_code(status),
-                _detail_of(response) or http.HTTPStatus(status).description,
+                _detail_of(response)
+                or '%s.' % http.HTTPStatus(status).description,
                 environ.get(REQUEST_ID_KEY), headers)
         return response(environ, start_response)

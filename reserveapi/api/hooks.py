@@ -10,13 +10,47 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Pecan hooks: request context, microversion, errors."""
+"""Pecan hooks: the route check, request context, microversion, errors."""
 
 from pecan import hooks
 
+from reserveapi.api import body
 from reserveapi.api import errors
+from reserveapi.api import expose
 from reserveapi.api import microversion
+from reserveapi.api import query
+from reserveapi.api import routes
 from reserveapi.common import context
+from reserveapi.common import exception
+
+
+class RouteHook(hooks.PecanHook):
+    """Matches the request with a route before pecan routes it, and
+    checks what the route takes: its path parameters' place, its query
+    parameters and its body. Nothing a route does not document reaches a
+    controller.
+    """
+
+    def on_route(self, state):
+        request = state.request
+        route, path_args = routes.match(request.method, _path(request))
+        arguments = dict(path_args)
+        arguments.update(query.parse(request.environ.get('QUERY_STRING', ''),
+                                     route.query))
+        if route.media_types:
+            body.parse(request, route.media_types)
+        elif request.body:
+            raise exception.Invalid(reason='this request takes no body.')
+        request.environ[expose.ROUTE_KEY] = route
+        request.environ[expose.ARGUMENTS_KEY] = arguments
+
+
+def _path(request):
+    """PATH_INFO as text: WSGI hands it over as bytes read as latin-1
+    (the application refused any that are not UTF-8).
+    """
+    raw = request.environ.get('PATH_INFO', '') or '/'
+    return raw.encode('latin-1').decode('utf-8')
 
 
 class ContextHook(hooks.PecanHook):

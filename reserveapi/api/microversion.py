@@ -37,24 +37,46 @@ def header_value(version):
     return '%s %s' % (SERVICE_TYPE, version)
 
 
+def _quoted(value):
+    """``, not "x"`` for a printable ASCII header value; nothing for one
+    that is not (WSGI hands a header over as bytes read as latin-1, so
+    echoing it would garble it).
+    """
+    if (value and value.isascii() and value.isprintable()
+            and '"' not in value and len(value) <= 64):
+        return ', not "%s"' % value
+    return ''
+
+
+def _names_us(value):
+    """Whether the header has an entry for our service type (one that
+    get_version found no version in).
+    """
+    return any(entry.strip().split(' ')[0].lower() == SERVICE_TYPE
+               for entry in (value or '').split(','))
+
+
 def from_headers(headers):
     """The version a request asks for; the minimum when it asks for none.
 
     A malformed value is a 400; a well-formed one we do not serve is a
     406 that names the range we do serve.
     """
-    requested = microversion_parse.get_version(
-        headers, service_type=SERVICE_TYPE)
-    if requested is None:
-        return MIN_VERSION
-    if requested.strip().lower() == 'latest':
-        return MAX_VERSION
     try:
+        requested = microversion_parse.get_version(
+            headers, service_type=SERVICE_TYPE)
+        if requested is None:
+            if _names_us(headers.get(HEADER)):
+                raise TypeError('no version')
+            return MIN_VERSION
+        if requested.strip().lower() == 'latest':
+            return MAX_VERSION
         version = microversion_parse.parse_version_string(requested)
-    except TypeError:
+    except (TypeError, ValueError):
         raise exception.Invalid(
-            reason='%s header %r is not of the form "%s 1.N".'
-                   % (HEADER, requested, SERVICE_TYPE))
+            reason='the %s header must be of the form "%s 1.N" or "%s '
+                   'latest"%s.' % (HEADER, SERVICE_TYPE, SERVICE_TYPE,
+                                   _quoted(headers.get(HEADER))))
     if not version.matches(MIN_VERSION, MAX_VERSION):
         raise exception.NotAcceptable(
             reason='Version %s is not supported; this service supports '

@@ -18,6 +18,7 @@ there holds for every resource. WSME validates an attribute again when
 it is set, so each ``validate`` accepts its own output.
 """
 
+from oslo_utils import strutils
 from wsme import types as wtypes
 
 from reserveapi.common import exception
@@ -84,24 +85,57 @@ class Number(_Validated):
     validator = staticmethod(validators.non_negative_number)
 
 
-def _string(message):
-    def check(value):
-        if not isinstance(value, str):
-            raise ValueError('%s, got %r' % (message, value))
-        return value
-    return staticmethod(check)
+class Text(_Validated):
+    """Printable text, empty included."""
+
+    name = 'text'
+    validator = staticmethod(validators.text)
 
 
 class String(_Validated):
-    """Any string, empty included."""
+    """Any string, empty included; the body's parser already refused
+    what no database stores.
+    """
 
     name = 'string'
-    validator = _string('must be a string')
+
+    @staticmethod
+    def validator(value):
+        if not isinstance(value, str):
+            raise ValueError('must be a string, not %s'
+                             % validators.describe(value))
+        return value
 
 
-class ExtraSpecValue(_Validated):
-    name = 'extra_spec_value'
-    validator = _string('extra spec values are strings')
+class ExtraSpecs(_Validated):
+    """A flavor's extra specs: printable string keys and values, bounded
+    as Nova bounds them; an error names its key.
+    """
+
+    name = 'extra_specs'
+
+    def __init__(self):
+        super().__init__(nullable=True)
+
+    @staticmethod
+    def validator(value):
+        if not isinstance(value, dict):
+            raise ValueError('must be an object, not %s'
+                             % validators.describe(value))
+        if not all(isinstance(key, str) for key in value):
+            raise ValueError('keys must be strings')
+        for key, item in value.items():
+            try:
+                if not key:
+                    raise ValueError('keys must not be empty')
+                validators.text(key)
+                if not isinstance(item, str):
+                    raise ValueError('extra spec values are strings, not %s'
+                                     % validators.describe(item))
+                validators.text(item)
+            except ValueError as exc:
+                raise validators.FieldError((key,), str(exc))
+        return value
 
 
 class JsonObject(_Validated):
@@ -113,12 +147,15 @@ class JsonObject(_Validated):
     def validator(value):
         if not isinstance(value, dict):
             raise ValueError('must be an object, not %s'
-                             % type(value).__name__)
+                             % validators.describe(value))
         return value
 
 
 class JsonPatch(_Validated):
-    """A JSON Patch that may only replace (or test) some paths."""
+    """A JSON Patch that may only replace (or test) some paths, each
+    with a value; other members of an operation are ignored, as RFC 6902
+    says.
+    """
 
     name = 'json_patch'
     OPERATIONS = ('replace', 'test')
@@ -130,14 +167,81 @@ class JsonPatch(_Validated):
     def validate(self, value):
         if not isinstance(value, list) or not value:
             raise ValueError('must be a non-empty JSON Patch list')
-        for operation in value:
-            if (not isinstance(operation, dict)
-                    or operation.get('op') not in self.OPERATIONS
-                    or operation.get('path') not in self.paths):
-                raise ValueError(
-                    'may only "replace" (or "test") %s, got %s'
-                    % (' and '.join(self.paths), operation))
+        for index, operation in enumerate(value):
+            self._check(index, operation)
         return value
+
+    def _check(self, index, operation):
+        if not isinstance(operation, dict):
+            raise validators.FieldError(
+                (index,), 'must be an operation object, not %s'
+                % validators.describe(operation))
+        for member, allowed in (('op', self.OPERATIONS),
+                                ('path', self.paths)):
+            if operation.get(member) not in allowed:
+                raise validators.FieldError(
+                    (index, member), 'must be %s, got %s' % (
+                        _one_of(allowed),
+                        validators.describe(operation.get(member))
+                        if member in operation else 'none'))
+        if 'value' not in operation:
+            raise validators.FieldError((index, 'value'), 'is missing')
+
+
+def _one_of(choices):
+    quoted = ['"%s"' % choice for choice in choices]
+    if len(quoted) == 1:
+        return quoted[0]
+    return '%s or %s' % (', '.join(quoted[:-1]), quoted[-1])
+
+
+class OneOf(_Validated):
+    """A query parameter that takes one of a few words."""
+
+    name = 'one_of'
+
+    def __init__(self, choices):
+        super().__init__()
+        self.choices = tuple(choices)
+
+    def validate(self, value):
+        if value not in self.choices:
+            raise ValueError('must be %s, got %s' % (
+                _one_of(self.choices), validators.describe(value)))
+        return value
+
+
+class Limit(_Validated):
+    """A page size in a query string: a whole number from 1."""
+
+    name = 'limit'
+
+    @staticmethod
+    def validator(value):
+        if not (isinstance(value, str) and value.isascii()
+                and value.isdigit() and len(value) <= 10):
+            raise ValueError('must be a whole number from 1, got %s'
+                             % validators.describe(value))
+        number = int(value)
+        if number < 1:
+            raise ValueError('must be at least 1')
+        return number
+
+
+class Boolean(_Validated):
+    """``true`` or ``false`` (or another spelling oslo.utils reads) in a
+    query string.
+    """
+
+    name = 'boolean'
+
+    @staticmethod
+    def validator(value):
+        try:
+            return strutils.bool_from_string(value, strict=True)
+        except ValueError:
+            raise ValueError('must be true or false, got %s'
+                             % validators.describe(value))
 
 
 class DesiredAggregates(wtypes.UserType):
@@ -162,6 +266,10 @@ name = Name()
 optional_name = Name(nullable=True)
 node_ident = NodeIdent()
 conductor_group = ConductorGroup(nullable=True)
+text = Text()
+limit = Limit()
+boolean = Boolean()
+sort_dir = OneOf(('asc', 'desc'))
 
 
 class Image(wtypes.Base):
@@ -185,7 +293,7 @@ class RequestSpec(wtypes.Base):
     ephemeral_gb = Count()
     swap = Count()
     rxtx_factor = Number()
-    extra_specs = {wtypes.text: ExtraSpecValue()}
+    extra_specs = ExtraSpecs()
     image = Image
 
     @staticmethod

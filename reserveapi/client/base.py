@@ -30,6 +30,9 @@ MAX_VERSION = '1.0'
 # statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
 RETRIES = 3
 RETRIABLE_STATUS_CODES = [502, 503, 504]
+# A DELETE releases a node: a 500 is retried too, since giving up leaks
+# the node until someone notices.
+DELETE_RETRIABLE_STATUS_CODES = [500] + RETRIABLE_STATUS_CODES
 NO_VALID_NODE = 'reserveapi.no_valid_node'
 
 
@@ -75,6 +78,9 @@ def make_adapter(session_or_adapter, **adapter_kwargs):
 class BaseClient:
     """Calls the service at the newest microversion both sides speak,
     negotiated once from the version document at the endpoint's root.
+
+    The catalog (or ``endpoint_override``) may name the service's root or
+    its ``/v1``: paths are resolved against the root either way.
     """
 
     def __init__(self, session_or_adapter, retries=RETRIES,
@@ -84,14 +90,39 @@ class BaseClient:
         # aggregate hook), whatever the call.
         self.retries = retries
         self._version = None
-        self._version_lock = threading.Lock()
+        self._root = None
+        self._lock = threading.Lock()
 
     @property
     def api_version(self):
-        with self._version_lock:
+        with self._lock:
             if self._version is None:
                 self._version = self._negotiate()
             return self._version
+
+    def _url(self, path):
+        """``path`` (``/v1/...``) under the service's root; a full URL (a
+        ``next`` link) as it is.
+        """
+        if urllib.parse.urlsplit(path).netloc:
+            return path
+        if self._root is None:
+            self._root = self._find_root()
+        return self._root + path
+
+    def _find_root(self):
+        try:
+            endpoint = self.adapter.get_endpoint()
+        except (ks_exc.EndpointNotFound, ks_exc.DiscoveryFailure,
+                ks_exc.ConnectionError) as exc:
+            raise ServiceUnavailable(None, None, str(exc), None)
+        if not endpoint:
+            raise ServiceUnavailable(None, None, 'No endpoint of service '
+                                     'type %s found.' % SERVICE_TYPE, None)
+        endpoint = endpoint.rstrip('/')
+        if endpoint.endswith('/v1'):
+            endpoint = endpoint[:-len('/v1')]
+        return endpoint
 
     def request(self, method, url, idempotent=None, timeout=None, **kwargs):
         """The decoded JSON body (None when there is none), or raise.
@@ -112,11 +143,14 @@ class BaseClient:
     def _send(self, method, url, idempotent, **kwargs):
         retries = self.retries if idempotent else 0
         kwargs.setdefault('microversion_service_type', SERVICE_TYPE)
+        retriable = (DELETE_RETRIABLE_STATUS_CODES if method == 'DELETE'
+                     else RETRIABLE_STATUS_CODES)
         try:
+            url = self._url(url)
             response = self.adapter.request(
                 url, method, connect_retries=retries,
                 status_code_retries=retries,
-                retriable_status_codes=RETRIABLE_STATUS_CODES, **kwargs)
+                retriable_status_codes=retriable, **kwargs)
         except ks_exc.HttpError as exc:
             raise _client_error(exc)
         except (ks_exc.ConnectionError, ks_exc.EndpointNotFound,

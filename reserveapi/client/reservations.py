@@ -61,6 +61,11 @@ class ReservationClient(base.BaseClient):
     def release(self, uuid):
         """Release a reservation; True if it existed, False if it was
         already gone (a destroy that is retried must not fail).
+
+        A 5xx (500 included) or a lost connection is retried with
+        back-off; if the service still fails, ``ServiceUnavailable`` or
+        ``ClientError`` is raised, never swallowed: the node stays held
+        until the release succeeds.
         """
         try:
             self.request('DELETE', '/v1/reservations/%s' % uuid)

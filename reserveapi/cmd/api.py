@@ -42,16 +42,32 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
         LOG.info('%s %s', self.address_string(), format % args)
 
 
+USAGE = service.usage(
+    '[--config-file PATH] [--debug]',
+    'Serves the API on [api] host_ip and port with a simple threaded '
+    'server, for development and demos. Production runs '
+    'reserveapi.wsgi.api:application under a WSGI server (gunicorn, '
+    'uWSGI, mod_wsgi).')
+
+
 def main(argv=None):
-    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.prepare_service(sys.argv[1:] if argv is None else argv,
+                            usage=USAGE)
     try:
+        app.check_auth_at_startup()
         credentials.check_placement_at_startup()
     except credentials.MissingCredentials as exc:
         sys.exit(str(exc))
-    server = simple_server.make_server(
-        CONF.api.host_ip, CONF.api.port, app.setup_app(),
-        server_class=ThreadingWSGIServer,
-        handler_class=LoggingRequestHandler)
+    application = app.setup_app()
+    try:
+        server = simple_server.make_server(
+            CONF.api.host_ip, CONF.api.port, application,
+            server_class=ThreadingWSGIServer,
+            handler_class=LoggingRequestHandler)
+    except OSError as exc:
+        sys.exit('Cannot serve on %s:%s: %s ([api] host_ip and port).'
+                 % (CONF.api.host_ip, CONF.api.port,
+                    exc.strerror or exc))
     LOG.info('Serving on http://%s:%s', CONF.api.host_ip, CONF.api.port)
     try:
         server.serve_forever()

@@ -39,16 +39,19 @@ def _revision():
 
 def _add_commands(subparsers):
     parser = subparsers.add_parser(
-        'upgrade', help='Upgrade the schema (default: to the newest).')
+        'upgrade', help='Upgrade the schema (default: to the newest).',
+        prog='reserveapi-dbsync upgrade')
     parser.add_argument('--revision', default='head')
     parser.set_defaults(func=_upgrade)
 
     parser = subparsers.add_parser(
-        'current', help='Print the revision the database is at.')
+        'current', help='Print the revision the database is at.',
+        prog='reserveapi-dbsync current')
     parser.set_defaults(func=_current)
 
     parser = subparsers.add_parser(
-        'revision', help='Create a new migration script (developers).')
+        'revision', help='Create a new migration script (developers).',
+        prog='reserveapi-dbsync revision')
     parser.add_argument('-m', '--message', required=True)
     parser.add_argument('--autogenerate', action='store_true')
     parser.set_defaults(func=_revision)
@@ -58,10 +61,20 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
                                 handler=_add_commands)
 
 
+USAGE = service.usage(
+    '[--config-file PATH] [COMMAND [ARGS]]',
+    'Creates or upgrades the database schema ([database] connection).',
+    commands=(('upgrade', 'Upgrade the schema (the default), to the '
+                          'newest or to --revision.'),
+              ('current', 'Print the revision the database is at.'),
+              ('revision', 'Create a new migration script (developers).')))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if not any(arg in ('upgrade', 'current', 'revision') for arg in argv):
+    if not any(arg in ('upgrade', 'current', 'revision', '-h', '--help')
+               for arg in argv):
         argv = argv + ['upgrade']
     CONF.register_cli_opt(COMMAND_OPT)
-    service.prepare_service(argv)
+    service.prepare_service(argv, usage=USAGE)
     CONF.command.func()

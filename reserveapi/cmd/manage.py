@@ -36,8 +36,11 @@ CONF = reserveapi.conf.CONF
 
 
 def sync_nodes():
-    """Upsert the inventory source into the database: a full pass, which
-    removes the nodes the source no longer lists."""
+    """Upsert the inventory source into the database.
+
+    Always a complete pass: nodes the source no longer lists are removed
+    (or flagged while reserved).
+    """
     try:
         counts = inventory_sync.sync(full=True, wait=True)
     except (exception.Invalid, exception.IronicUnavailable) as exc:
@@ -275,9 +278,16 @@ COMMANDS = {
 }
 
 
+def _summary(func):
+    """A command's docstring up to its first blank line, as one line."""
+    return ' '.join(func.__doc__.split('\n\n')[0].split())
+
+
 def _add_commands(subparsers):
     for name, func in sorted(COMMANDS.items()):
-        parser = subparsers.add_parser(name, help=func.__doc__.split('\n')[0])
+        parser = subparsers.add_parser(
+            name, help=_summary(func), description=_summary(func),
+            prog='reserveapi-manage %s' % name)
         for names, kwargs in getattr(func, 'arguments', ()):
             parser.add_argument(*names, **kwargs)
         parser.set_defaults(func=func)
@@ -287,7 +297,16 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
                                 handler=_add_commands)
 
 
+USAGE = service.usage(
+    '[--config-file PATH] [--debug] COMMAND [ARGS]',
+    'Operator commands. "reserveapi-manage COMMAND --help" shows a '
+    "command's options. Exit codes: 0 done, 1 not done (the output says "
+    'why), 2 bad usage.',
+    commands=[(name, _summary(func)) for name, func in COMMANDS.items()])
+
+
 def main(argv=None):
     CONF.register_cli_opt(COMMAND_OPT)
-    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.prepare_service(sys.argv[1:] if argv is None else argv,
+                            usage=USAGE)
     return CONF.command.func()

@@ -112,9 +112,18 @@ def run_forever(enabled):
     periodics.PeriodicWorker(callables).start()
 
 
+USAGE = service.usage(
+    '[--config-file PATH] [--once] [--debug]',
+    'Runs the periodic jobs: inventory sync, expiry of stale '
+    'reservations, and the aggregate mirror\'s retry and reconcile '
+    'passes. Any number of workers may run. --once runs each job once '
+    'and exits 1 if any failed.')
+
+
 def main(argv=None):
     CONF.register_cli_opts(CLI_OPTS)
-    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.prepare_service(sys.argv[1:] if argv is None else argv,
+                            usage=USAGE)
     try:
         credentials.check_placement_at_startup()
     except credentials.MissingCredentials as exc:

@@ -87,6 +87,12 @@ class NotAcceptable(ReserveapiException):
     msg_fmt = '%(reason)s'
 
 
+class UnsupportedMediaType(ReserveapiException):
+    status = 415
+    code = 'reserveapi.unsupported_media_type'
+    msg_fmt = '%(reason)s'
+
+
 class Conflict(ReserveapiException):
     status = 409
     code = 'reserveapi.conflict'
@@ -151,6 +157,16 @@ class DatabaseUnavailable(ServiceUnavailable):
     code = 'reserveapi.database_unavailable'
     msg_fmt = ('The database is unavailable; nothing was changed. Retry '
                'later.')
+
+
+class DatabaseBusy(ServiceUnavailable):
+    """Other transactions held the rows or the lock this one needed for
+    longer than its retries waited: nothing was changed, retry.
+    """
+
+    code = 'reserveapi.database_busy'
+    msg_fmt = ('The database is busy with other requests; nothing was '
+               'changed. Retry.')
 
 
 class InstanceDeployed(Conflict):

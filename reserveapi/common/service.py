@@ -12,7 +12,7 @@
 
 """Start-up shared by every entry point: config files, then logging."""
 
-import os
+import textwrap
 
 from oslo_config import cfg
 from oslo_log import log
@@ -23,18 +23,21 @@ import reserveapi.conf
 CONF = reserveapi.conf.CONF
 
 
-def prepare_service(argv=None, default_config_files=None):
+def prepare_service(argv=None, default_config_files=None, usage=None):
     """Parse the command line and config files into CONF; set up logging.
+
+    ``usage`` opens ``--help``: argparse prints it as written, before
+    the many logging options oslo.log adds, so a command says what it
+    does and which commands it has first.
     """
     log.register_options(CONF)
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
     CONF(argv if argv is not None else [], project='reserveapi',
          version=version.version_string(),
-         default_config_files=default_config_files)
+         default_config_files=default_config_files, usage=usage)
     log.setup(CONF, 'reserveapi')
     _refuse_unknown_source()
-    os.makedirs(CONF.state_path, exist_ok=True)
 
 
 def _refuse_unknown_source():
@@ -45,3 +48,20 @@ def _refuse_unknown_source():
     except cfg.ConfigFileValueError as exc:
         raise SystemExit('Invalid [inventory] source: %s'
                          % str(exc).rpartition('is not valid: ')[2])
+
+
+def usage(synopsis, text, commands=()):
+    """A ``--help`` opening: the synopsis, what the command does and its
+    sub-commands, one per line; ``%`` is escaped for argparse.
+    """
+    lines = ['%(prog)s ' + synopsis, '']
+    lines += textwrap.wrap(text.replace('%', '%%'), 72)
+    if commands:
+        width = max(len(name) for name, _help in commands) + 2
+        lines += ['', 'commands:']
+        for name, summary in commands:
+            wrapped = textwrap.wrap(summary.replace('%', '%%'),
+                                    76 - width - 2)
+            lines.append('  %s%s' % (name.ljust(width), wrapped[0]))
+            lines += ['  %s%s' % (' ' * width, more) for more in wrapped[1:]]
+    return '\n'.join(lines) + '\n'

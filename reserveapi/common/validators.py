@@ -11,29 +11,113 @@
 # under the License.
 
 """The service's validators for values that come from outside: each rule
-is written once, here, and used by the API's WSME types, the inventory
-file and the command line alike.
+is written once, here, and used by the API's WSME types, the query
+string, the inventory file and the command line alike.
 
-Each takes a value as parsed from JSON (or YAML), returns it canonical,
-and raises ValueError with a message that completes "field X ...".
-Pure: no I/O, no configuration.
+Each takes a value as parsed from JSON (or YAML, or a query string),
+returns it canonical, and raises ValueError with a message that
+completes "field X ...". Messages quote a value as JSON, never as a
+Python repr. Pure: no I/O, no configuration.
 """
 
+import json
 import math
+import re
 import uuid as uuidlib
 
-HOST_NAME_MAX_LENGTH = 255
+MAX_NAME_LENGTH = 255
+HOST_NAME_MAX_LENGTH = MAX_NAME_LENGTH
+MAX_INTEGER = 2 ** 31 - 1
+"""Sizes and counts are stored in, or compared with, signed 32-bit
+INTEGER columns on every backend."""
+_QUOTED_LENGTH = 64
+_CONDUCTOR_GROUP = re.compile(r'[a-zA-Z0-9_.-]*')
+
+
+def describe(value):
+    """``value`` for a message: JSON, strings shortened; a list or an
+    object by its kind only.
+    """
+    if isinstance(value, str):
+        if len(value) > _QUOTED_LENGTH:
+            value = value[:_QUOTED_LENGTH - 3] + '...'
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return 'a list'
+    if isinstance(value, dict):
+        return 'an object'
+    if isinstance(value, (bool, float)) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        text = str(value) if abs(value) < 10 ** 20 else 'a huge number'
+        return text
+    return 'a %s' % type(value).__name__
+
+
+def storable_text_problem(value):
+    """Why ``value`` cannot be stored as text on every backend, or None:
+    PostgreSQL refuses NUL, and no backend stores a lone surrogate
+    (JSON's ``"\\ud800"``), which is no character at all.
+    """
+    if '\x00' in value:
+        return 'contains a NUL character'
+    try:
+        value.encode('utf-8')
+    except UnicodeEncodeError:
+        return 'contains an unpaired surrogate, which is no character'
+    return None
+
+
+def text(value, max_length=MAX_NAME_LENGTH):
+    """A string of at most ``max_length`` printable characters; may be
+    empty.
+    """
+    if not isinstance(value, str):
+        raise ValueError('must be a string, not %s' % describe(value))
+    problem = storable_text_problem(value)
+    if problem:
+        raise ValueError(problem)
+    if not value.isprintable():
+        raise ValueError('must contain only printable characters')
+    if len(value) > max_length:
+        raise ValueError('must be at most %d characters long' % max_length)
+    return value
+
+
+def name(value, max_length=MAX_NAME_LENGTH):
+    """A name or identifier: 1 to ``max_length`` printable characters,
+    not blank, with no white space around it (MariaDB would find
+    ``"a "`` equal to ``"a"``).
+    """
+    if not isinstance(value, str):
+        raise ValueError('must be a string of 1 to %d characters, not %s'
+                         % (max_length, describe(value)))
+    text(value, max_length)
+    if not value.strip():
+        raise ValueError('must not be empty or blank')
+    if value != value.strip():
+        raise ValueError('must not start or end with white space')
+    return value
+
+
+def host_name(value):
+    """A compute host name: a name without ``/`` (it could not be one
+    segment of a URL path).
+    """
+    name(value, HOST_NAME_MAX_LENGTH)
+    if '/' in value:
+        raise ValueError('must not contain "/"')
+    return value
 
 
 def canonical_uuid(value):
     """``value`` as a lower-case, hyphenated UUID string."""
     if not isinstance(value, str):
-        raise ValueError('must be a UUID string, not %s'
-                         % type(value).__name__)
+        raise ValueError('must be a UUID string, not %s' % describe(value))
     try:
         return str(uuidlib.UUID(value))
     except ValueError:
-        raise ValueError('is not a UUID: %r' % value[:64])
+        raise ValueError('is not a UUID: %s' % describe(value))
 
 
 def is_uuid(value):
@@ -45,28 +129,19 @@ def is_uuid(value):
     return True
 
 
-def host_name(value):
-    """A compute host name: a string of 1 to 255 characters."""
-    if (not isinstance(value, str)
-            or not 0 < len(value) <= HOST_NAME_MAX_LENGTH):
-        raise ValueError('must be a host name of 1 to %d characters'
-                         % HOST_NAME_MAX_LENGTH)
-    return value
-
-
-def name(value, max_length=255):
-    """A name or identifier: a string of 1 to ``max_length`` characters."""
-    if not isinstance(value, str) or not 0 < len(value) <= max_length:
-        raise ValueError('must be a string of 1 to %d characters'
-                         % max_length)
-    return value
-
-
 def conductor_group(value):
-    """An Ironic conductor group, lower-cased as Ironic stores it; empty
-    is Ironic's default group."""
-    if not isinstance(value, str) or len(value) > 255:
-        raise ValueError('must be a string of at most 255 characters')
+    """An Ironic conductor group as Ironic takes one (letters, digits,
+    ``_``, ``-`` and ``.``), lower-cased as Ironic stores it; empty is
+    Ironic's default group.
+    """
+    if not isinstance(value, str):
+        raise ValueError('must be a string, not %s' % describe(value))
+    if len(value) > MAX_NAME_LENGTH:
+        raise ValueError('must be at most %d characters long'
+                         % MAX_NAME_LENGTH)
+    if not _CONDUCTOR_GROUP.fullmatch(value):
+        raise ValueError('must contain only letters, digits, "_", "-" and '
+                         '".", got %s' % describe(value))
     return value.lower()
 
 
@@ -76,15 +151,50 @@ def node_ident(value):
 
 
 def non_negative_integer(value):
-    """A whole number >= 0; not a bool, a float or a numeric string."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError('must be a non-negative integer, got %r' % (value,))
+    """A whole number from 0 to MAX_INTEGER; not a bool, a float or a
+    numeric string.
+    """
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not 0 <= value <= MAX_INTEGER):
+        raise ValueError('must be a non-negative integer of at most %d, '
+                         'got %s' % (MAX_INTEGER, describe(value)))
     return value
 
 
 def non_negative_number(value):
-    """A finite number >= 0; not a bool or a numeric string."""
+    """A finite number from 0 to MAX_INTEGER; not a bool or a numeric
+    string.
+    """
     if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value < 0):
-        raise ValueError('must be a non-negative number, got %r' % (value,))
+            or not 0 <= value <= MAX_INTEGER
+            or not math.isfinite(value)):
+        raise ValueError('must be a non-negative number of at most %d, '
+                         'got %s' % (MAX_INTEGER, describe(value)))
     return value
+
+
+class FieldError(ValueError):
+    """A ValueError that says where in a document it is: ``path`` is a
+    tuple of keys and list indexes, ``reason`` completes "field X ...".
+    """
+
+    def __init__(self, path, reason):
+        self.path = tuple(path)
+        self.reason = reason
+        where = dotted(self.path)
+        super().__init__('%s %s' % (where, reason) if where else reason)
+
+
+def dotted(path):
+    """``('aggregates', 0, 'hosts')`` → ``aggregates[0].hosts``; a key
+    that is not a plain word is quoted: ``extra_specs["a b"]``.
+    """
+    text = ''
+    for key in path:
+        if isinstance(key, int):
+            text += '[%d]' % key
+        elif key.isprintable() and key and not set(key) & set('.[]" '):
+            text += '.%s' % key if text else key
+        else:
+            text += '[%s]' % json.dumps(key, ensure_ascii=False)
+    return text

@@ -20,6 +20,9 @@ opts = [
     cfg.PortOpt('port', default=6390,
                 help='Port the development API server binds to.'),
     cfg.StrOpt('auth_strategy', default='keystone',
+               # Written under [DEFAULT], as in older services, it is read
+               # with a deprecation warning rather than silently ignored.
+               deprecated_group='DEFAULT',
                choices=[('keystone', 'Validate tokens with keystonemiddleware '
                                      'and enforce policy.'),
                         ('noauth', 'No authentication: every caller is an '

@@ -31,69 +31,76 @@ from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.db import backends
 
 # Registers the connection failures oslo.db misses, before any engine runs.
 from reserveapi.db import connection_errors  # noqa: F401
 
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
+main_context_manager.append_on_engine_create(backends.configure)
 _CONTEXT = threading.local()
 
 # Rows per statement for bulk writes: far below every backend's limit on
 # bound parameters, and big enough that 100,000 nodes take few trips.
 CHUNK = 1000
 
-retry_on_deadlock = oslo_db_api.wrap_db_retry(max_retries=5,
-                                              retry_on_deadlock=True)
+# A deadlock (or SQLite's lock still held after backends.BUSY_TIMEOUT)
+# rolled the transaction back; it is run again from the start.
+retry_on_deadlock = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_on_deadlock=True,
+    exception_checker=lambda exc: isinstance(exc, exception.DatabaseBusy))
 
 # Two requests for a row that does not exist yet both insert it; the
 # loser starts over and finds it.
 retry_on_duplicate = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_on_deadlock=True,
-    exception_checker=lambda exc: isinstance(exc, db_exc.DBDuplicateEntry))
+    exception_checker=lambda exc: isinstance(
+        exc, (db_exc.DBDuplicateEntry, exception.DatabaseBusy)))
 
 
-def _busy(exc):
-    """A write that starting over will get through: a deadlock, a
-    duplicate insert of a row another writer just made, or SQLite's
-    "database is locked" (another connection writes, and waiting could
-    deadlock, so SQLite refuses at once)."""
-    return (isinstance(exc, (db_exc.DBDeadlock, db_exc.DBDuplicateEntry))
-            or (isinstance(exc, sa.exc.OperationalError)
-                and 'database is locked' in str(exc)))
-
-
+# A write another writer got in the way of: a deadlock or SQLite's lock
+# (DatabaseBusy, see writer()), or the duplicate insert of a row it just
+# made; run again from the start after a short, growing wait.
 retry_on_busy = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_interval=0.05, inc_retry_interval=True,
-    exception_checker=_busy)
+    exception_checker=lambda exc: isinstance(
+        exc, (exception.DatabaseBusy, db_exc.DBDuplicateEntry)))
 
 
 @contextlib.contextmanager
 def _unavailable_as_503(transaction):
-    """A lost or refused connection is ``DatabaseUnavailable``: the
-    transaction did not commit, so the caller may simply retry.
+    """A lost or refused connection is ``DatabaseUnavailable``, a
+    deadlock that outlived its retries ``DatabaseBusy``: the transaction
+    did not commit, so the caller may simply retry.
     """
     try:
         with transaction as session:
             yield session
     except db_exc.DBConnectionError as exc:
         raise exception.DatabaseUnavailable() from exc
+    except db_exc.DBDeadlock as exc:
+        raise exception.DatabaseBusy() from exc
 
 
 def reader():
     """A read transaction, joined by any reader already open here.
 
-    :raises: DatabaseUnavailable
+    :raises: DatabaseUnavailable, DatabaseBusy
     """
     return _unavailable_as_503(main_context_manager.reader.using(_CONTEXT))
 
 
+@contextlib.contextmanager
 def writer():
-    """A write transaction, committed when the block ends.
+    """A write transaction, committed when the block ends; on SQLite it
+    takes the write lock first (``backends``).
 
-    :raises: DatabaseUnavailable
+    :raises: DatabaseUnavailable, DatabaseBusy
     """
-    return _unavailable_as_503(main_context_manager.writer.using(_CONTEXT))
+    with backends.writing(), _unavailable_as_503(
+            main_context_manager.writer.using(_CONTEXT)) as session:
+        yield session
 
 
 def get_engine():

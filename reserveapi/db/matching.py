@@ -21,6 +21,7 @@ two places can disagree on what an eligible node is.
 
 import collections
 import dataclasses
+import functools
 
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -96,75 +97,166 @@ def free_clauses():
             if name != 'reserved']
 
 
-def filter_clauses(node_filter):
-    """(criterion name, clause) pairs, in the matcher's criteria order."""
+def _literal(value):
+    return value
+
+
+def filter_clauses(node_filter, value=_literal):
+    """(criterion name, clause) pairs, in the matcher's criteria order.
+
+    ``value`` turns each value of the filter into what the clause
+    compares with: the value itself, or, for a template (see
+    _parameterized), a bound parameter of that name.
+    """
     node = models.Node
     f = node_filter
     clauses = eligible_clauses()
     if f.candidates is not None:
-        names = sorted(f.candidates)
+        names = value(f.candidates)
         clauses.append(('candidate_nodes',
                         sa.or_(node.uuid.in_(names), node.name.in_(names))))
     if f.conductor_group is not None or f.shard is not None:
-        clauses.append(('partition', sa.and_(*_partition_clauses(f))))
+        clauses.append(('partition',
+                        sa.and_(*_partition_clauses(f, value))))
     if f.project_id is not None:
+        project_id = value(f.project_id)
         clauses.append(('owner', sa.or_(
             sa.and_(node.owner.is_(None), node.lessee.is_(None)),
-            node.owner == f.project_id, node.lessee == f.project_id)))
+            node.owner == project_id, node.lessee == project_id)))
     if f.resource_class is not None:
         clauses.append(('resource_class',
-                        node.resource_class == f.resource_class))
+                        node.resource_class == value(f.resource_class)))
     if f.cpu_arch is not None:
-        clauses.append(('cpu_arch', node.cpu_arch == f.cpu_arch))
-    clauses.extend(_size_clauses(f))
-    clauses.extend(_trait_clauses(f))
-    clauses.extend(_capability_clauses(f))
+        clauses.append(('cpu_arch', node.cpu_arch == value(f.cpu_arch)))
+    clauses.extend(_size_clauses(f, value))
+    clauses.extend(_trait_clauses(f, value))
+    clauses.extend(_capability_clauses(f, value))
     return clauses
 
 
-def _partition_clauses(f):
+def _partition_clauses(f, value):
     """Ironic's partitions: the default conductor group ('') is stored
     as NULL, as the inventory normalizes empty strings."""
     node = models.Node
-    if f.conductor_group is not None:
-        yield (node.conductor_group.is_(None) if f.conductor_group == ''
-               else node.conductor_group == f.conductor_group)
+    if f.conductor_group == '':
+        yield node.conductor_group.is_(None)
+    elif f.conductor_group is not None:
+        yield node.conductor_group == value(f.conductor_group)
     if f.shard is not None:
-        yield node.shard == f.shard
+        yield node.shard == value(f.shard)
 
 
-def _size_clauses(f):
+def _size_clauses(f, value):
     node = models.Node
     for name, column, minimum, exact in (
             ('memory_mb', node.memory_mb, f.min_memory_mb, f.exact_memory_mb),
             ('cpus', node.cpus, f.min_cpus, f.exact_cpus),
             ('local_gb', node.local_gb, f.min_local_gb, None)):
         if exact is not None:
-            yield name, column == exact
+            yield name, column == value(exact)
         elif minimum:
-            yield name, column >= minimum
+            yield name, column >= value(minimum)
 
 
-def _trait_clauses(f):
+def _trait_clauses(f, value):
     trait = models.NodeTrait
     for name in sorted(f.required_traits):
         yield ('required_traits:' + name, sa.exists().where(
-            trait.node_id == models.Node.id, trait.trait == name))
+            trait.node_id == models.Node.id, trait.trait == value(name)))
     for name in sorted(f.forbidden_traits):
         yield ('forbidden_traits:' + name, ~sa.exists().where(
-            trait.node_id == models.Node.id, trait.trait == name))
+            trait.node_id == models.Node.id, trait.trait == value(name)))
 
 
-def _capability_clauses(f):
+def _capability_clauses(f, value):
     capability = models.NodeCapability
     for key, values in f.capability_in:
         yield ('capabilities:' + key, sa.exists().where(
-            capability.node_id == models.Node.id, capability.key == key,
-            capability.value.in_(values)))
+            capability.node_id == models.Node.id,
+            capability.key == value(key),
+            # Typed: a list of bound parameters is not typed by in_().
+            capability.value.in_([sa.type_coerce(value(item),
+                                                 capability.value.type)
+                                  for item in values])))
     for key in f.capability_true:
         yield ('capabilities:' + key, sa.exists().where(
-            capability.node_id == models.Node.id, capability.key == key,
+            capability.node_id == models.Node.id,
+            capability.key == value(key),
             sa.func.lower(capability.value) == 'true'))
+
+
+def _parameterized(node_filter):
+    """``(template, params)``: ``node_filter`` with each value replaced by
+    the name of a bound parameter, and the values by name.
+
+    Filters that differ only in their values share a template, so the
+    statement built from it serves them all (see _candidate_queries).
+    """
+    f = node_filter
+    params = {}
+
+    def slot(name, value):
+        if value is None:
+            return None
+        params[name] = value
+        return name
+
+    def slots(prefix, values):
+        return [slot('%s_%d' % (prefix, index), item)
+                for index, item in enumerate(values)]
+
+    return NodeFilter(
+        resource_class=slot('resource_class', f.resource_class),
+        cpu_arch=slot('cpu_arch', f.cpu_arch),
+        # A minimum of 0 constrains nothing: no clause, as in filter_clauses.
+        min_memory_mb=slot('min_memory_mb', f.min_memory_mb or None),
+        min_cpus=slot('min_cpus', f.min_cpus or None),
+        min_local_gb=slot('min_local_gb', f.min_local_gb or None),
+        exact_memory_mb=slot('exact_memory_mb', f.exact_memory_mb),
+        exact_cpus=slot('exact_cpus', f.exact_cpus),
+        required_traits=frozenset(slots('required_trait',
+                                        sorted(f.required_traits))),
+        forbidden_traits=frozenset(slots('forbidden_trait',
+                                         sorted(f.forbidden_traits))),
+        capability_in=tuple(
+            (slot('capability_in_%d' % index, key),
+             tuple(slots('capability_in_%d_value' % index, values)))
+            for index, (key, values) in enumerate(f.capability_in)),
+        capability_true=tuple(slots('capability_true', f.capability_true)),
+        project_id=slot('project_id', f.project_id),
+        candidates=slot('candidates', (sorted(f.candidates)
+                                       if f.candidates is not None
+                                       else None)),
+        # The default group is a shape of its own (IS NULL), not a value.
+        conductor_group=('' if f.conductor_group == ''
+                         else slot('conductor_group', f.conductor_group)),
+        shard=slot('shard', f.shard),
+    ), params
+
+
+def _bound(name):
+    """The bound parameter a template's slot stands for."""
+    return sa.bindparam(name, expanding=name == 'candidates')
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_queries(template):
+    """The first-batch and next-batch queries for a template, built once:
+    SQLAlchemy then finds their compiled form by a cache key computed
+    once per statement, instead of rebuilding and re-keying the whole
+    expression for every request.
+    """
+    node = models.Node
+    clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
+        clause for _name, clause in filter_clauses(template, _bound)]
+    order = [getattr(node, column) for column in FIT_ORDER]
+    columns = [getattr(node, column) for column in _CANDIDATE_COLUMNS]
+    first = sa.select(*columns).where(*clauses).order_by(*order).limit(
+        sa.bindparam('batch_size', type_=sa.Integer()))
+    after = first.where(sa.tuple_(*order) > sa.tuple_(
+        *[sa.bindparam('after_' + column, type_=getattr(node, column).type)
+          for column in FIT_ORDER]))
+    return first, after
 
 
 def candidate_batches(node_filter, batch_size, first_batch=None):
@@ -178,20 +270,14 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
 
     :raises: DBError
     """
-    node = models.Node
-    clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
-        clause for _name, clause in filter_clauses(node_filter)]
-    order = [getattr(node, column) for column in FIT_ORDER]
-    columns = [getattr(node, column) for column in _CANDIDATE_COLUMNS]
+    template, params = _parameterized(node_filter)
+    first, after = _candidate_queries(template)
+    query = first
     size = min(first_batch or batch_size, batch_size)
-    last = None
     while True:
-        query = sa.select(*columns).where(*clauses).order_by(*order).limit(
-            size)
-        if last is not None:
-            query = query.where(sa.tuple_(*order) > last)
+        params['batch_size'] = size
         with base.reader() as session:
-            rows = session.execute(query).all()
+            rows = session.execute(query, params).all()
             traits, capabilities = _children_of(session,
                                                 [row.id for row in rows])
         if not rows:
@@ -202,26 +288,36 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
                for row in rows]
         if len(rows) < size:
             return
-        last = tuple(getattr(rows[-1], column) for column in FIT_ORDER)
+        params.update(('after_' + column, getattr(rows[-1], column))
+                      for column in FIT_ORDER)
+        query = after
         size = min(size * 2, batch_size)
 
 
-def _children_of(session, node_ids):
-    """Traits and capabilities of some nodes, as two dicts by node id.
+@functools.cache
+def _children_query():
+    """Traits and capabilities of the nodes ``node_ids``, one statement:
+    traits come back as rows with a NULL value.
+    """
+    trait, capability = models.NodeTrait, models.NodeCapability
+    node_ids = sa.bindparam('node_ids', expanding=True)
+    return sa.union_all(
+        sa.select(trait.node_id, trait.trait.label('key'),
+                  sa.cast(sa.null(), sa.String(255)).label('value'))
+        .where(trait.node_id.in_(node_ids)),
+        sa.select(capability.node_id, capability.key, capability.value)
+        .where(capability.node_id.in_(node_ids)))
 
-    One round trip: traits come back as rows with a NULL value.
+
+def _children_of(session, node_ids):
+    """Traits and capabilities of some nodes, as two dicts by node id,
+    in one round trip.
     """
     traits = collections.defaultdict(list)
     capabilities = collections.defaultdict(dict)
     if node_ids:
-        trait, capability = models.NodeTrait, models.NodeCapability
-        rows = sa.union_all(
-            sa.select(trait.node_id, trait.trait.label('key'),
-                      sa.cast(sa.null(), sa.String(255)).label('value'))
-            .where(trait.node_id.in_(node_ids)),
-            sa.select(capability.node_id, capability.key, capability.value)
-            .where(capability.node_id.in_(node_ids)))
-        for node_id, key, value in session.execute(rows):
+        for node_id, key, value in session.execute(
+                _children_query(), {'node_ids': node_ids}):
             if value is None:
                 traits[node_id].append(key)
             else:

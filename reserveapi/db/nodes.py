@@ -129,10 +129,25 @@ def list_stale(limit):
             .order_by(node.stale_since).limit(limit)))
 
 
+def clear_reserved_flag(session, node_id):
+    """Clear node ``node_id``'s ``reserved`` flag unless a live
+    reservation holds it, in the caller's transaction: what
+    refresh_flags does for one node once a reservation ended, in one
+    statement. ``schedulable`` does not depend on reservations.
+    """
+    node = models.Node
+    session.execute(
+        sa.update(node).where(node.id == node_id, node.reserved.is_(True),
+                              ~matching.has_live_reservation())
+        .values(reserved=False, updated_at=node.updated_at),
+        execution_options={'synchronize_session': False})
+
+
 def get_capacity(host=None):
     """Per resource class: total, available, reserved, and summed sizes,
     as ints (SUM gives NULL or a Decimal on some backends); with
-    ``host``, also how many of each class ``host`` holds.
+    ``host``, also how many of each class ``host`` holds. Nodes without
+    a resource class are left out: Nova reports no inventory for them.
 
     :raises: DBError
     """
@@ -155,10 +170,10 @@ def get_capacity(host=None):
     query = (sa.select(*columns)
              .select_from(node)
              .outerjoin(reservation, matching.live_reservation_join())
-             .where(node.vanished.is_(False))
+             .where(node.vanished.is_(False),
+                    node.resource_class.is_not(None))
              .group_by(node.resource_class)
-             # Nodes without a resource class last, on every backend.
-             .order_by(node.resource_class.is_(None), node.resource_class))
+             .order_by(node.resource_class))
     with base.reader() as session:
         return [{key: value if key == 'resource_class' else int(value or 0)
                  for key, value in row._mapping.items()}

@@ -138,9 +138,8 @@ def node_record(node, reservation=None):
         **{column: getattr(node, column) for column in NODE_COLUMNS})
 
 
-def reservation_record(reservation, node=None):
-    """A ReservationRecord from a Reservation row (and its Node row)."""
-    node = node or reservation.node
+def reservation_record(reservation, node):
+    """A ReservationRecord from a Reservation row and its Node row."""
     return ReservationRecord(
         uuid=reservation.uuid,
         instance_uuid=reservation.instance_uuid, host=reservation.host,

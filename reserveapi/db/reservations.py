@@ -16,6 +16,8 @@ The unique live-node and live-instance columns are what makes a double
 booking impossible, whatever the number of API processes.
 """
 
+import functools
+
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -30,15 +32,37 @@ from reserveapi.db import models
 from reserveapi.db import nodes
 from reserveapi.db import records
 
+_RECORD_COLUMNS = ('uuid', 'instance_uuid', 'host', 'project_id', 'state',
+                   'node_id', 'created_at', 'updated_at', 'expires_at')
+
+
+def _select_records(*criteria):
+    """Reservations and their node's identity, in one Core query.
+
+    The ORM would build objects and load each node's traits and
+    capabilities too (two more queries) for three columns of the node.
+    """
+    reservation, node = models.Reservation, models.Node
+    return sa.select(
+        *[getattr(reservation, column) for column in _RECORD_COLUMNS],
+        node.uuid.label('node_uuid'), node.name.label('node_name'),
+        node.resource_class,
+    ).join_from(reservation, node, reservation.node_id == node.id).where(
+        *criteria)
+
+
+def _record(row):
+    return records.ReservationRecord(**row._asdict())
+
 
 def get_reservation(uuid):
     """:raises: ReservationNotFound"""
     with base.reader() as session:
-        reservation = session.scalars(sa.select(models.Reservation).where(
+        row = session.execute(_select_records(
             models.Reservation.uuid == uuid)).first()
-        if reservation is None:
-            raise exception.ReservationNotFound(reservation=uuid)
-        return records.reservation_record(reservation)
+    if row is None:
+        raise exception.ReservationNotFound(reservation=uuid)
+    return _record(row)
 
 
 def get_live_reservation_for_instance(instance_uuid):
@@ -47,10 +71,9 @@ def get_live_reservation_for_instance(instance_uuid):
     :raises: DBError
     """
     with base.reader() as session:
-        reservation = session.scalars(sa.select(models.Reservation).where(
+        row = session.execute(_select_records(
             models.Reservation.active_instance_uuid == instance_uuid)).first()
-        return (records.reservation_record(reservation)
-                if reservation is not None else None)
+    return _record(row) if row is not None else None
 
 
 def list_reservations(filters=None, limit=None, marker=None,
@@ -60,7 +83,7 @@ def list_reservations(filters=None, limit=None, marker=None,
     :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
-    query = sa.select(models.Reservation).join(models.Reservation.node)
+    query = _select_records()
     node_uuid = filters.pop('node_uuid', None)
     if node_uuid is not None:
         query = query.where(models.Node.uuid == node_uuid)
@@ -69,8 +92,48 @@ def list_reservations(filters=None, limit=None, marker=None,
     with base.reader() as session:
         query = base.paginate(session, query, models.Reservation, limit,
                               sort_key, sort_dir, marker)
-        return [records.reservation_record(reservation)
-                for reservation in session.scalars(query)]
+        return [_record(row) for row in session.execute(query)]
+
+
+# What a claim inserts: the caller's values and the node's.
+_CLAIM_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id')
+_CLAIM_COLUMNS = _CLAIM_VALUES + ('node_id', 'active_node_id',
+                                  'active_instance_uuid', 'state',
+                                  'created_at')
+
+
+@functools.cache
+def _claim_statements(dialect_name):
+    """``(claim, mark)``, built once, values bound at execution.
+
+    ``claim`` inserts the reservation only while the node is still
+    eligible. On PostgreSQL it also sets the node's ``reserved`` flag,
+    in the same statement (the INSERT is a data-modifying CTE whose
+    RETURNING feeds the UPDATE), and ``mark`` is None; elsewhere
+    ``mark`` sets the flag in a second statement.
+    """
+    reservation, node = models.Reservation, models.Node
+    columns = {column: getattr(reservation, column)
+               for column in _CLAIM_COLUMNS}
+    # Parameters are named claim_<column>: SQLAlchemy keeps the column
+    # names of an INSERT's or UPDATE's table for itself.
+    bound = [sa.bindparam('claim_' + name, type_=columns[name].type)
+             for name in _CLAIM_VALUES]
+    node_id = sa.bindparam('claim_node_id', type_=node.id.type)
+    eligible = sa.select(
+        *bound, node_id, node_id, bound[_CLAIM_VALUES.index('instance_uuid')],
+        sa.literal(states.RESERVED, columns['state'].type),
+        sa.bindparam('claim_created_at', type_=columns['created_at'].type),
+    ).where(node.id == node_id, node.vanished.is_(False),
+            *matching.free_clauses())
+    claim = sa.insert(reservation).from_select(list(columns), eligible)
+    mark = sa.update(node).where(node.id == node_id).values(
+        reserved=True, updated_at=node.updated_at)
+    if dialect_name != 'postgresql':
+        return claim, mark
+    claimed = claim.returning(reservation.node_id).cte('claimed')
+    return (sa.update(node).where(node.id == claimed.c.node_id).values(
+        reserved=True, updated_at=node.updated_at), None)
 
 
 @base.retry_on_deadlock
@@ -78,31 +141,26 @@ def create_reservation(values, node):
     """Claim ``node`` (a NodeRecord) for a new reservation.
 
     One INSERT ... SELECT that only inserts while the node is still
-    eligible. The unique live-node and live-instance columns make this
-    safe against every concurrent writer.
+    eligible, and the node's ``reserved`` flag set (in that same
+    statement on PostgreSQL). The unique live-node and live-instance
+    columns make this safe against every concurrent writer.
 
     :raises: NodeAlreadyReserved when the node was taken meanwhile (try
         the next one); InstanceReserved when the instance got a
         reservation meanwhile.
     """
     now = timeutils.utcnow()
-    row = dict(values, node_id=node.id, active_node_id=node.id,
-               active_instance_uuid=values['instance_uuid'],
-               state=states.RESERVED, created_at=now)
-    columns = sorted(row)
-    eligible = sa.select(*[sa.literal(row[column]) for column in columns]
-                         ).where(models.Node.id == node.id,
-                                 models.Node.vanished.is_(False),
-                                 *matching.free_clauses())
+    row = dict(values, node_id=node.id, created_at=now)
+    params = {'claim_' + name: value for name, value in row.items()}
     try:
         with base.writer() as session:
-            inserted = session.execute(
-                sa.insert(models.Reservation).from_select(columns, eligible)
-            ).rowcount
-            if inserted:
-                session.execute(sa.update(models.Node).where(
-                    models.Node.id == node.id).values(
-                    reserved=True, updated_at=models.Node.updated_at))
+            # Core, not the ORM: with parameters, the ORM would take the
+            # INSERT for a bulk insert of objects.
+            connection = session.connection()
+            claim, mark = _claim_statements(connection.dialect.name)
+            inserted = connection.execute(claim, params).rowcount
+            if inserted and mark is not None:
+                connection.execute(mark, params)
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)
@@ -139,62 +197,65 @@ def update_reservation(uuid, expected_state, values):
     return get_reservation(uuid)
 
 
-def _delete(uuid, stale, release_in_ironic):
-    """Delete a reservation and return it as it was; with ``stale`` its
-    node waits for a sync to read it again; with ``release_in_ironic``
-    its claim in Ironic is noted for clearing, in the same transaction.
+def _delete(reservation, stale, release_in_ironic):
+    """One indexed DELETE and one UPDATE of the node's derived flag,
+    which a reservation's node never changes, so the record tells which;
+    with ``stale`` the node waits for a sync to read it again, with
+    ``release_in_ironic`` its claim in Ironic is noted for clearing, in
+    the same transaction.
     """
     now = timeutils.utcnow()
     with base.writer() as session:
-        reservation = session.scalars(sa.select(models.Reservation).where(
-            models.Reservation.uuid == uuid)).first()
-        if reservation is None:
-            raise exception.ReservationNotFound(reservation=uuid)
-        record = records.reservation_record(reservation)
-        session.execute(sa.delete(models.Reservation).where(
-            models.Reservation.id == reservation.id))
-        nodes.refresh_flags(session, [record.node_id])
-        if stale:
-            nodes.mark_stale(session, [record.node_id], now)
-        if release_in_ironic:
-            inventory.add_ironic_release(session, record.node_uuid,
-                                         record.instance_uuid, now)
-    return record
+        deleted = session.execute(sa.delete(models.Reservation).where(
+            models.Reservation.uuid == reservation.uuid)).rowcount
+        if deleted:
+            nodes.clear_reserved_flag(session, reservation.node_id)
+            if stale:
+                nodes.mark_stale(session, [reservation.node_id], now)
+            if release_in_ironic:
+                inventory.add_ironic_release(
+                    session, reservation.node_uuid,
+                    reservation.instance_uuid, now)
+    if not deleted:
+        raise exception.ReservationNotFound(reservation=reservation.uuid)
 
 
-@base.retry_on_busy
-def delete_reservation(uuid, stale=False, release_in_ironic=False):
-    """Delete a reservation; its node is free as soon as this commits,
-    unless ``stale`` keeps it until a sync reads it again. Returns the
-    reservation as it was. ``release_in_ironic`` notes its claim in
-    Ironic for clearing (``inventory.due_ironic_releases``).
+@base.retry_on_deadlock
+def delete_reservation(reservation, stale=False, release_in_ironic=False):
+    """Delete ``reservation`` (a ReservationRecord); its node is free as
+    soon as this commits, unless ``stale`` keeps it until a sync reads
+    it again. ``release_in_ironic`` notes its claim in Ironic for
+    clearing (``inventory.due_ironic_releases``).
 
-    :raises: ReservationNotFound
+    :raises: ReservationNotFound when it is gone already.
     """
-    return _delete(uuid, stale, release_in_ironic)
+    _delete(reservation, stale, release_in_ironic)
 
 
 # A claim in Ironic failed after the reservation committed: it must go,
 # or it would hold a node nobody claimed. Keep trying for a few seconds,
-# whatever the database answers.
+# whatever the database answers (busy, gone, or any other error).
 _retry_undo = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_interval=0.05, inc_retry_interval=True,
     max_retry_interval=1, retry_on_deadlock=True, retry_on_disconnect=True,
     exception_checker=lambda exc: isinstance(
-        exc, (db_exc.DBError, sa.exc.OperationalError)))
+        exc, (db_exc.DBError, sa.exc.OperationalError,
+              exception.DatabaseBusy, exception.DatabaseUnavailable)))
 
 
 @_retry_undo
-def undo_reservation(uuid, stale=False, release_in_ironic=False):
-    """Take back a reservation whose claim in Ironic failed; as
-    ``delete_reservation``, retried harder. Already gone is fine.
+def undo_reservation(reservation, stale=False, release_in_ironic=False):
+    """Take back ``reservation`` (a ReservationRecord) whose claim in
+    Ironic failed; as ``delete_reservation``, retried harder. Already
+    gone is fine.
 
-    :raises: DBError when the database stays unusable.
+    :raises: DatabaseUnavailable, DatabaseBusy or DBError when the
+        database stays unusable.
     """
     try:
-        return _delete(uuid, stale, release_in_ironic)
+        _delete(reservation, stale, release_in_ironic)
     except exception.ReservationNotFound:
-        return None
+        pass
 
 
 @base.retry_on_busy
@@ -251,15 +312,16 @@ def list_disagreements(created_before, claims, limit):
         no_instance = sa.and_(no_instance,
                               reservation.state == states.ACTIVE)
     query = (
-        sa.select(reservation, node.instance_uuid, node.vanished)
+        sa.select(reservation, node)
         .join(node, node.id == reservation.active_node_id)
         .where(reservation.created_at < created_before,
                sa.or_(node.vanished.is_(True), no_instance,
                       node.instance_uuid != reservation.instance_uuid))
         .order_by(reservation.created_at, reservation.id).limit(limit))
     with base.reader() as session:
-        return [(records.reservation_record(row[0]), row[1], row[2])
-                for row in session.execute(query)]
+        return [(records.reservation_record(row_reservation, row_node),
+                 row_node.instance_uuid, row_node.vanished)
+                for row_reservation, row_node in session.execute(query)]
 
 
 _LIVE = (states.RESERVED, states.ACTIVE)
@@ -272,12 +334,11 @@ def list_live_reservations(created_before):
     :raises: DBError
     """
     with base.reader() as session:
-        query = (sa.select(models.Reservation)
-                 .where(models.Reservation.state.in_(_LIVE),
-                        models.Reservation.created_at < created_before)
-                 .order_by(models.Reservation.host, models.Reservation.id))
-        return [records.reservation_record(reservation)
-                for reservation in session.scalars(query)]
+        query = _select_records(
+            models.Reservation.state.in_(_LIVE),
+            models.Reservation.created_at < created_before).order_by(
+            models.Reservation.host, models.Reservation.id)
+        return [_record(row) for row in session.execute(query)]
 
 
 @base.retry_on_deadlock
@@ -299,7 +360,6 @@ def take_over_host(source, destination):
         session.execute(sa.update(reservation)
                         .where(reservation.id.in_(ids))
                         .values(host=destination, updated_at=now))
-        moved = session.scalars(sa.select(reservation)
-                                .where(reservation.id.in_(ids))
+        moved = session.execute(_select_records(reservation.id.in_(ids))
                                 .order_by(reservation.id))
-        return [records.reservation_record(row) for row in moved]
+        return [_record(row) for row in moved]

@@ -170,9 +170,15 @@ def _text(value, field, max_length=MAX_LENGTH):
         return None
     if not isinstance(value, str):
         raise _FieldError(field, 'must be a string or null')
-    if len(value) > max_length:
-        raise _FieldError(field, 'is longer than %d characters' % max_length)
-    return value
+    return _printable(value, field, max_length)
+
+
+def _printable(value, field, max_length=MAX_LENGTH):
+    """The API's rule for text: what a database stores, printable."""
+    try:
+        return validators.text(value, max_length)
+    except ValueError as exc:
+        raise _FieldError(field, str(exc))
 
 
 def _uuid(value, field, required=False):
@@ -240,9 +246,8 @@ def _capabilities(value):
         raise _FieldError(field, 'must be a "key:value,..." string or an '
                           'object, not %r' % (value,))
     for key, text in capabilities.items():
-        if len(key) > MAX_LENGTH or len(text) > MAX_LENGTH:
-            raise _FieldError(field, '%s: key or value is longer than %d '
-                              'characters' % (_shorten(key), MAX_LENGTH))
+        _printable(key, '%s key' % field)
+        _printable(text, '%s value of %s' % (field, _shorten(key)))
     return capabilities
 
 
@@ -259,8 +264,5 @@ def _traits(value):
         if not isinstance(name, str) or not name:
             raise _FieldError(field, 'must be a trait name or '
                               '{"trait": name}, not %r' % (item,))
-        if len(name) > MAX_LENGTH:
-            raise _FieldError(field, 'is longer than %d characters'
-                              % MAX_LENGTH)
-        names.add(name)
+        names.add(_printable(name, field))
     return sorted(names)

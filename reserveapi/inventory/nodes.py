@@ -12,13 +12,15 @@
 
 """Reading the node inventory as the service knows it."""
 
+import re
+
 import reserveapi.conf
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import nodes as db_nodes
 from reserveapi.matcher import spec as spec_mod
 
 CONF = reserveapi.conf.CONF
-
+_REPORTED_CLASS = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 # What lists may be sorted by: columns of the nodes table.
 SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
              'memory_mb', 'cpus', 'local_gb', 'created_at', 'updated_at',
@@ -32,14 +34,18 @@ def get_node(ident):
 
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
                sort_dir='asc'):
-    """Nodes by equality filters; a resource class filter is normalized
-    as Nova does, so ``baremetal-gold`` finds ``CUSTOM_BAREMETAL_GOLD``.
+    """Nodes by equality filters.
+
+    A resource class filter is the class as the listing shows it, the
+    one Nova reports (``CUSTOM_BAREMETAL_GOLD``); any other spelling is
+    an Ironic node's class, normalized as Nova does, so
+    ``baremetal-gold`` finds ``CUSTOM_BAREMETAL_GOLD`` too.
 
     :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
     if filters.get('resource_class'):
-        filters['resource_class'] = spec_mod.normalize_resource_class(
+        filters['resource_class'] = _reported_class(
             filters['resource_class'])
     return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir)
 
@@ -51,3 +57,9 @@ def get_sync_state():
     :raises: DBError
     """
     return db_inventory.get_inventory_sync(CONF.inventory.source)
+
+
+def _reported_class(name):
+    if _REPORTED_CLASS.match(name):
+        return name
+    return spec_mod.normalize_resource_class(name)

@@ -132,7 +132,7 @@ def _repair(source, reservation, node):
             return
     else:
         reason = 'Ironic %s' % _what_ironic_says(node)
-    db_reservations.delete_reservation(reservation.uuid, stale=True)
+    db_reservations.delete_reservation(reservation, stale=True)
     LOG.error('Ended reservation %s of instance %s on host %s: it held '
               'node %s, but %s.', reservation.uuid,
               reservation.instance_uuid, reservation.host,

@@ -21,6 +21,7 @@ import dataclasses
 import typing
 
 from reserveapi.common import states
+from reserveapi.common import validators
 from reserveapi.matcher import spec as spec_mod
 
 
@@ -139,10 +140,10 @@ def _owner(spec, node, context):
 def _resource_class(spec, node, context):
     if spec.resource_class is None:
         return None
-    node_class = spec_mod.normalize_resource_class(node.resource_class)
-    if node_class != spec.resource_class:
+    # Stored as Nova reports it (normalized when the inventory is read).
+    if node.resource_class != spec.resource_class:
         return Miss('resource class is %s, needs %s'
-                    % (node_class, spec.resource_class))
+                    % (node.resource_class, spec.resource_class))
 
 
 def _cpu_arch(spec, node, context):
@@ -201,9 +202,10 @@ def _capabilities(spec, node, context):
     for requirement in spec.capabilities:
         value = stats.get(requirement.key)
         if not requirement.matches(value):
-            shown = 'unset' if value is None else repr(value)
-            return Miss('capability %s is %s, needs %r'
-                        % (requirement.key, shown, requirement.text),
+            shown = 'unset' if value is None else validators.describe(value)
+            return Miss('capability %s is %s, needs %s'
+                        % (requirement.key, shown,
+                           validators.describe(requirement.text)),
                         requirement.key)
 
 

@@ -23,6 +23,7 @@ import dataclasses
 import re
 
 from reserveapi.common import exception
+from reserveapi.common import validators
 from reserveapi.matcher import operators
 
 CUSTOM_PREFIX = 'CUSTOM_'
@@ -107,17 +108,17 @@ def parse_capabilities(value):
 
 
 def normalize_resource_class(name):
-    """Nova's normalization of an Ironic node's resource class.
-
-    ``baremetal-gold`` becomes ``CUSTOM_BAREMETAL_GOLD``; unlike Nova, an
-    existing ``CUSTOM_`` prefix is not doubled.
+    """The resource class Nova's Ironic driver reports for a node whose
+    Ironic resource class is ``name``, exactly as
+    ``nova.utils.normalize_rc_name``: ``baremetal-gold`` becomes
+    ``CUSTOM_BAREMETAL_GOLD`` and ``CUSTOM_GOLD`` becomes
+    ``CUSTOM_CUSTOM_GOLD``, so a flavor that works with Nova gets the
+    same nodes here. None for a node without one: Nova reports no
+    inventory for it.
     """
     if not name:
         return None
-    normalized = _NOT_ALNUM.sub('_', name).upper()
-    if normalized.startswith(CUSTOM_PREFIX):
-        return normalized
-    return CUSTOM_PREFIX + normalized
+    return CUSTOM_PREFIX + _NOT_ALNUM.sub('_', name).upper()
 
 
 def canonicalize_arch(name):
@@ -131,7 +132,8 @@ def canonicalize_arch(name):
     lowered = name.strip().lower()
     canonical = _ARCH_ALIASES.get(lowered, lowered)
     if not _ARCH_NAME.match(canonical):
-        raise ValueError('malformed architecture name %r' % name)
+        raise ValueError('malformed architecture name %s'
+                         % validators.describe(name))
     return canonical
 
 
@@ -217,9 +219,9 @@ class _ExtraSpecs:
 
     def _add_resource(self, spec_key, resource_class, value):
         if not _NAME.match(resource_class):
-            raise _invalid(spec_key, 'malformed resource class %r: use '
+            raise _invalid(spec_key, 'malformed resource class %s: use '
                            'upper case letters, digits and _'
-                           % resource_class)
+                           % validators.describe(resource_class))
         if not (resource_class in STANDARD_CLASSES
                 or (resource_class.startswith(CUSTOM_PREFIX)
                     and resource_class != CUSTOM_PREFIX)):
@@ -228,8 +230,11 @@ class _ExtraSpecs:
                            % ', '.join(STANDARD_CLASSES))
         if not _AMOUNT.match(value.strip()):
             raise _invalid(spec_key, 'the amount must be a non-negative '
-                           'integer, got %r' % value)
+                           'integer, got %s' % validators.describe(value))
         amount = int(value)
+        if amount > validators.MAX_INTEGER:
+            raise _invalid(spec_key, 'the amount must be at most %d, got %s'
+                           % (validators.MAX_INTEGER, value.strip()[:24]))
         if resource_class in STANDARD_CLASSES:
             self.standard_amounts[resource_class] = (
                 self.standard_amounts.get(resource_class, 0) + amount)
@@ -248,11 +253,12 @@ class _ExtraSpecs:
 
     def _add_trait(self, spec_key, trait, value):
         if not _NAME.match(trait):
-            raise _invalid(spec_key, 'malformed trait name %r: use upper '
-                           'case letters, digits and _' % trait)
+            raise _invalid(spec_key, 'malformed trait name %s: use upper '
+                           'case letters, digits and _'
+                           % validators.describe(trait))
         if value not in _TRAIT_VALUES:
             raise _invalid(spec_key, "must be 'required' or 'forbidden', "
-                           "got %r" % value)
+                           "got %s" % validators.describe(value))
         traits = (self.required_traits if value == 'required'
                   else self.forbidden_traits)
         traits.setdefault(trait, spec_key)
@@ -262,7 +268,8 @@ class _ExtraSpecs:
             raise _invalid(spec_key, 'bare metal capabilities are flat: '
                            'nested scopes like capabilities:a:b never match')
         if not name or name != name.strip():
-            raise _invalid(spec_key, 'malformed capability name %r' % name)
+            raise _invalid(spec_key, 'malformed capability name %s'
+                           % validators.describe(name))
         self.capabilities.append(
             operators.parse_requirement(name, value, spec_key))
 
@@ -277,8 +284,9 @@ class _ExtraSpecs:
             elif name and text:
                 self.capabilities.append(operators.equals(name, text))
             elif colon or item.strip():
-                raise _invalid(spec_key, 'malformed capability %r: use '
-                               '"name" or "name:value"' % item.strip())
+                raise _invalid(spec_key, 'malformed capability %s: use '
+                               '"name" or "name:value"'
+                               % validators.describe(item.strip()))
 
 
 class _Image:
@@ -319,7 +327,8 @@ class _Image:
             if not isinstance(value, str) or value.lower() not in values:
                 raise _invalid('image.properties.%s' % name,
                                'bare metal nodes run only %s images, so '
-                               '%r can never match' % (values[0], value))
+                               '%s can never match' % (values[0],
+                                                      validators.describe(value)))
 
     def _parse_traits(self, properties):
         for name, value in properties.items():
@@ -328,11 +337,12 @@ class _Image:
             key = 'image.properties.%s' % name
             trait = name[len('trait:'):]
             if not _NAME.match(trait):
-                raise _invalid(key, 'malformed trait name %r' % trait)
+                raise _invalid(key, 'malformed trait name %s'
+                              % validators.describe(trait))
             if value != 'required':
                 raise _invalid(key, "an image can only require a trait: "
-                               "the value must be 'required', got %r"
-                               % (value,))
+                               "the value must be 'required', got %s"
+                               % validators.describe(value))
             self.required_traits.setdefault(trait, key)
         key = 'image.properties.traits_required'
         listed = properties.get('traits_required')
@@ -342,5 +352,6 @@ class _Image:
             raise _invalid(key, 'must be a list of trait names')
         for trait in listed:
             if not isinstance(trait, str) or not _NAME.match(trait):
-                raise _invalid(key, 'malformed trait name %r' % (trait,))
+                raise _invalid(key, 'malformed trait name %s'
+                              % validators.describe(trait))
             self.required_traits.setdefault(trait, key)

@@ -140,12 +140,25 @@ def describe_missing(group, missing):
                'it' if len(missing) == 1 else 'them'))
 
 
+def unusable_reason(group):
+    """Why requests to the peer of ``group`` cannot be made, for the
+    reason a pending change shows: the options the start-up check found
+    missing, or at least auth_type.
+    """
+    return describe_missing(group, _found_at_startup.get(group)
+                            or ['auth_type'])
+
+
+_found_at_startup = {}
+
+
 def check_placement_at_startup():
     """Warn once, naming each missing ``[placement]`` option; raise
     ``MissingCredentials`` instead with ``[mirror]
     require_placement_credentials = true``.
     """
     missing = missing_options('placement')
+    _found_at_startup['placement'] = missing
     if not missing:
         return
     message = ('%s Until then the aggregate mirror cannot reach '

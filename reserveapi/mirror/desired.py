@@ -18,7 +18,6 @@ its structural rules live here, once. Pure: the callers read it.
 """
 
 import dataclasses
-import json
 
 from reserveapi.common import validators
 
@@ -38,35 +37,43 @@ class DesiredState:
 def parse(aggregates):
     """A full desired state from ``[{"uuid": ..., "hosts": [...]}]``.
 
-    :raises: ValueError naming what is wrong; UUIDs come back canonical.
+    :raises: validators.FieldError (a ValueError) naming where the
+        document is wrong, e.g. ``[0].hosts[2]``; UUIDs come back
+        canonical.
     """
     if not isinstance(aggregates, list):
-        raise ValueError('must be a list of {"uuid": ..., "hosts": [...]}')
+        raise validators.FieldError(
+            (), 'must be a list of {"uuid": ..., "hosts": [...]}')
     desired = {}
-    for item in aggregates:
+    for index, item in enumerate(aggregates):
         if not isinstance(item, dict) or set(item) != {'uuid', 'hosts'}:
-            raise ValueError('each aggregate must be an object with exactly '
-                             '"uuid" and "hosts", got %s' % json.dumps(item))
+            raise validators.FieldError(
+                (index,), 'must be an object with exactly "uuid" and '
+                '"hosts"')
         try:
             aggregate_uuid = validators.canonical_uuid(item['uuid'])
-        except ValueError:
-            raise ValueError('%s is not an aggregate UUID'
-                             % json.dumps(item['uuid']))
+        except ValueError as exc:
+            raise validators.FieldError((index, 'uuid'), str(exc))
         if aggregate_uuid in desired:
-            raise ValueError('aggregate %s is listed twice' % aggregate_uuid)
-        desired[aggregate_uuid] = _hosts(aggregate_uuid, item['hosts'])
+            raise validators.FieldError(
+                (index, 'uuid'), 'lists aggregate %s a second time'
+                % aggregate_uuid)
+        desired[aggregate_uuid] = _hosts(index, item['hosts'])
     return DesiredState(desired)
 
 
-def _hosts(aggregate_uuid, hosts):
-    try:
-        if not isinstance(hosts, list):
-            raise ValueError()
-        return frozenset(validators.host_name(host) for host in hosts)
-    except ValueError:
-        raise ValueError('hosts of aggregate %s must be a list of names of '
-                         '1 to %d characters' % (
-                             aggregate_uuid, validators.HOST_NAME_MAX_LENGTH))
+def _hosts(index, hosts):
+    if not isinstance(hosts, list):
+        raise validators.FieldError((index, 'hosts'),
+                                    'must be a list of host names')
+    names = set()
+    for position, host in enumerate(hosts):
+        try:
+            names.add(validators.host_name(host))
+        except ValueError as exc:
+            raise validators.FieldError((index, 'hosts', position),
+                                        str(exc))
+    return frozenset(names)
 
 
 def recorded(table):

@@ -44,25 +44,29 @@ class HostResolver:
         return self._nova
 
     def providers_for_host(self, host, timeout=None):
-        """Sorted, deduplicated provider UUIDs of ``host``.
+        """Sorted, deduplicated provider UUIDs of ``host``; the providers
+        Placement has under its name as remembered from an earlier
+        lookup (a write to one that is gone forgets it).
 
         :raises: PeerError
         """
-        return self.providers_for_hosts([host], timeout=timeout)[host]
+        return self.providers_for_hosts([host], timeout=timeout,
+                                        fresh=False)[host]
 
-    def providers_for_hosts(self, hosts, timeout=None):
+    def providers_for_hosts(self, hosts, timeout=None, fresh=True):
         """``{host: sorted provider UUIDs}``, listing Nova's nodes once.
 
-        For reconcile: one hypervisor listing serves every host.
+        For reconcile and the retry pass: one hypervisor listing serves
+        every host, and Placement is asked for every name unless not
+        ``fresh``.
 
         :raises: PeerError
         """
         deadline = peer.deadline_for(timeout)
         found = {host: set() for host in hosts}
         for host in found:
-            found[host].update(
-                rp['uuid'] for rp in self.placement.providers_named(
-                    host, timeout=peer.time_left(deadline)))
+            found[host].update(self.placement.provider_uuids_named(
+                host, timeout=peer.time_left(deadline), fresh=fresh))
         if CONF.mirror.resolve_hosts_via_nova and found:
             for hypervisor in self.nova.hypervisors(
                     timeout=peer.time_left(deadline)):

@@ -23,6 +23,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 
 import reserveapi.conf
+from reserveapi.mirror import credentials
 from reserveapi.mirror import exception as mirror_exc
 
 CONF = reserveapi.conf.CONF
@@ -58,7 +59,14 @@ class PeerClient:
 
     def __init__(self, timeout=None):
         self.timeout = timeout
-        auth = ks_loading.load_auth_from_conf_options(CONF, self.group)
+        self._unusable = None
+        try:
+            auth = ks_loading.load_auth_from_conf_options(CONF, self.group)
+        except ks_exc.MissingRequiredOptions:
+            # The plugin registered its options; name what is missing.
+            self._unusable = credentials.describe_missing(
+                self.group, credentials.missing_options(self.group))
+            return
         session_overrides = {} if timeout is None else {'timeout': timeout}
         session = ks_loading.load_session_from_conf_options(
             CONF, self.group, auth=auth, **session_overrides)
@@ -84,8 +92,13 @@ class PeerClient:
                     % (method, path))
             kwargs.update(timeout=left, connect_retries=0,
                           status_code_retries=0)
+        if self._unusable:
+            raise self.unavailable(reason=self._unusable)
         try:
             response = self._adapter.request(path, method, **kwargs)
+        except ks_exc.MissingAuthPlugin:
+            raise self.unavailable(
+                reason=credentials.unusable_reason(self.group))
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
                 ks_exc.EndpointNotFound) as exc:
             raise self.unavailable(reason=str(exc))

@@ -43,6 +43,7 @@ def init_application():
             config_file = os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE)
             service.prepare_service([], default_config_files=[config_file])
             try:
+                app.check_auth_at_startup()
                 credentials.check_placement_at_startup()
             except credentials.MissingCredentials as exc:
                 # One clear line in the log, then refuse to load.

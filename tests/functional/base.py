@@ -42,7 +42,14 @@ REAL_AUTH_PROTOCOL = auth_token.AuthProtocol
 
 class _MigratedSchema(test_fixtures.GeneratesSchemaFromMigrations,
                       test_fixtures.DeletesFromSchema):
-    """One schema per backend, built by our migrations, emptied per test."""
+    """One schema per backend, built by our migrations, emptied per test.
+
+    The engines are made by the service's own enginefacade, so that they
+    are set up as in production (``reserveapi.db.backends``).
+    """
+
+    def get_enginefacade(self):
+        return db_base.main_context_manager
 
     def get_per_test_enginefacade(self):
         return db_base.main_context_manager

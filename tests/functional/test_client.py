@@ -12,6 +12,7 @@
 
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import http
 import itertools
 import json
 import time
@@ -100,6 +101,20 @@ class TestReservationClient(base.DBTestCase):
         self.assertIn('2 reserved', error.detail)
         self.assertTrue(error.request_id.startswith('req-'))
 
+    def test_endpoint_may_name_the_root_or_v1(self):
+        # A catalog lists either; both reach the same routes.
+        for endpoint in (self.server.url + '/v1', self.server.url + '/v1/',
+                         self.server.url + '/'):
+            other = client.ReservationClient(ks_session.Session(),
+                                             endpoint_override=endpoint)
+            instance_uuid = str(uuid.uuid4())
+            reservation = other.reserve(instance_uuid, 'compute-1',
+                                        examples.REQUEST_SPEC)
+            self.assertEqual([reservation['uuid']], [
+                item['uuid'] for item in other.list(
+                    instance_uuid=instance_uuid.upper())])
+            self.assertTrue(other.release(reservation['uuid']))
+
     def test_capacity(self):
         self._reserve(str(uuid.uuid4()))
         (gold,) = self.client.capacity(host='compute-1')
@@ -113,11 +128,14 @@ class TestReservationClient(base.DBTestCase):
 
 class _Unavailable:
     """A service whose version document answers but every other call gets
-    503; it counts the calls to everything but the version document.
+    ``status`` (503 unless told); it counts the calls to everything but
+    the version document. ``failures`` calls fail, then each answers 204.
     """
 
-    def __init__(self):
+    def __init__(self, status=503, failures=None):
         self.calls = []
+        self.status = status
+        self.failures = failures
 
     def __call__(self, environ, start_response):
         if environ['PATH_INFO'] == '/':
@@ -127,11 +145,15 @@ class _Unavailable:
                 'max_version': '1.7'}]}).encode()]
         self.calls.append((environ['REQUEST_METHOD'], environ['PATH_INFO'],
                            environ.get('HTTP_OPENSTACK_API_VERSION')))
-        start_response('503 Service Unavailable',
+        if self.failures is not None and len(self.calls) > self.failures:
+            start_response('204 No Content', [])
+            return []
+        status = http.HTTPStatus(self.status)
+        start_response('%d %s' % (status, status.phrase),
                        [('Content-Type', 'application/json')])
         return [json.dumps({'errors': [{
-            'status': 503, 'code': 'reserveapi.unavailable',
-            'title': 'Service Unavailable', 'detail': 'down',
+            'status': self.status, 'code': 'reserveapi.unavailable',
+            'title': status.phrase, 'detail': 'down',
             'request_id': 'req-1'}]}).encode()]
 
 
@@ -157,6 +179,26 @@ class TestClientFailures(tests_base.TestCase):
         # The newest version both sides speak is the client's 1.0.
         self.assertEqual({'reservation 1.0'},
                          {version for _, _, version in self.service.calls})
+
+    def test_a_release_is_retried_on_500_and_never_given_up_silently(self):
+        self.service.status = 500
+        error = self.assertRaises(client.ClientError, self.client.release,
+                                  str(uuid.uuid4()))
+        self.assertEqual(500, error.status)
+        self.assertEqual(4, len(self.service.calls))
+
+    def test_a_release_that_fails_once_succeeds(self):
+        self.service.status = 500
+        self.service.failures = 1
+        self.assertTrue(self.client.release(str(uuid.uuid4())))
+        self.assertEqual(['DELETE', 'DELETE'],
+                         [method for method, _, _ in self.service.calls])
+
+    def test_other_calls_are_not_retried_on_500(self):
+        self.service.status = 500
+        self.assertRaises(client.ClientError, self.client.get,
+                          str(uuid.uuid4()))
+        self.assertEqual(1, len(self.service.calls))
 
     def test_a_non_idempotent_call_is_sent_once(self):
         self.assertRaises(client.ServiceUnavailable, self.client.take_over,

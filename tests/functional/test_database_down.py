@@ -152,20 +152,21 @@ class PrivateServerMixin(DatabaseDownMixin):
                 tuple(row) for row in connection.execute(sa.select(table)))
                 for table in models.Base.metadata.sorted_tables}
 
-    def kill_server_before(self, statement_start):
-        """SIGKILL the server just before the next statement starting
-        with ``statement_start``, inside the transaction that runs it."""
+    def kill_server_before_commit(self):
+        """SIGKILL the server just before the next COMMIT: every
+        statement of that transaction ran, none is committed. (On
+        PostgreSQL a claim is one statement, so there is no moment
+        between its INSERT and its UPDATE.)"""
         fired = []
 
-        def before(conn, cursor, statement, parameters, context, many):
-            if not fired and statement.lstrip().upper().startswith(
-                    statement_start):
-                fired.append(statement)
+        def before(conn):
+            if not fired:
+                fired.append(conn)
                 self.server.kill()
 
-        sa.event.listen(self.server_engine, 'before_cursor_execute', before)
-        self.addCleanup(sa.event.remove, self.server_engine,
-                        'before_cursor_execute', before)
+        sa.event.listen(self.server_engine, 'commit', before)
+        self.addCleanup(sa.event.remove, self.server_engine, 'commit',
+                        before)
         return fired
 
     def test_stopped_server_is_503_and_nothing_changes(self):
@@ -181,25 +182,25 @@ class PrivateServerMixin(DatabaseDownMixin):
 
     def test_killed_while_reserving_leaves_no_reservation(self):
         before = self.snapshot()
-        fired = self.kill_server_before('UPDATE NODES')
+        fired = self.kill_server_before_commit()
         self.assertUnavailable(self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
             'request_spec': examples.REQUEST_SPEC}))
         self.assertEqual(1, len(fired))
         self.server.start()
-        # The INSERT of the reservation ran; it was never committed.
+        # The claim (INSERT and flag UPDATE) ran; it was never committed.
         self.assertEqual(before, self.snapshot())
         self._reserve()
 
     def test_killed_while_releasing_leaves_it_reserved(self):
         before = self.snapshot()
-        fired = self.kill_server_before('UPDATE NODES')
+        fired = self.kill_server_before_commit()
         path = '/v1/reservations/' + self.reservation['uuid']
         self.assertUnavailable(self.request('DELETE', path))
         self.assertEqual(1, len(fired))
         self.server.start()
-        # The DELETE ran; the node's flag was not refreshed: neither is
-        # committed, the reservation still holds its node.
+        # The DELETE and the flag's UPDATE ran; neither is committed,
+        # the reservation still holds its node.
         self.assertEqual(before, self.snapshot())
         self.assertEqual(204, self.request('DELETE', path).status_int)
 

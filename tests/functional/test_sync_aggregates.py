@@ -136,7 +136,8 @@ class TestSyncAggregates(mirror_base.MirrorAPITestCase):
 
         for argv, code, message in (
                 (('--file', not_json), 1, 'is not JSON'),
-                (('--file', bad_shape), 1, 'must be a list of names'),
+                (('--file', bad_shape), 1,
+                 '[0].hosts must be a list of host names'),
                 (('--file', os.path.join(directory, 'missing.json')), 1,
                  'No such file'),
                 (('--file', not_json, '--from-nova'), 2,

@@ -20,7 +20,9 @@ import sys
 
 from nova import objects
 from nova import test
+from nova import utils as nova_utils
 
+from reserveapi.matcher import spec as matcher_spec
 from reserveapi.nova import driver
 from reserveapi.nova import request_spec
 
@@ -58,6 +60,20 @@ class TestRequestSpec(test.NoDBTestCase):
             {'hw_architecture': 'x86_64', 'hw_numa_nodes': 1,
              'traits_required': ['HW_CPU_X86_AVX2']},
             spec['image']['properties'])
+
+
+class TestResourceClassNames(test.NoDBTestCase):
+    """A flavor that works with Nova's own Ironic driver gets the same
+    nodes from us: a node's class is normalized as Nova does it.
+    """
+
+    def test_same_names_as_nova(self):
+        for name in ('baremetal-gold', 'BAREMETAL_GOLD', 'CUSTOM_GOLD',
+                     'custom-gold', 'Baremetal  -- Gold v2', 'straße',
+                     'baremetal.with-gpu', '9', '-x-', 'CUSTOM_', 'gold'):
+            self.assertEqual(nova_utils.normalize_rc_name(name),
+                             matcher_spec.normalize_resource_class(name),
+                             name)
 
 
 class _Instance(dict):

@@ -73,7 +73,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
        'oslo_db.sqlalchemy')
 # reserveapi/db/ in layers: a module imports only the db modules of the
 # layers before its own.
-DB_LAYERS = (('connection_errors',),
+DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records'),
              ('matching', 'migration', 'healthcheck'),
              ('nodes', 'mirror', 'inventory'),

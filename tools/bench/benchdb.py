@@ -69,6 +69,9 @@ class Backend:
         # Whether nodes carry the derived ``reserved`` flag that
         # reserveapi keeps next to the reservations (see detect_schema).
         self.reserved_flag = False
+        # Whether nodes carry the derived ``schedulable`` flag that leads
+        # the best-fit index with ``reserved`` (see detect_schema).
+        self.fit_index = False
 
     # Lifecycle
 
@@ -183,6 +186,7 @@ class Backend:
         finally:
             engine.dispose()
         self.reserved_flag = 'reserved' in columns
+        self.fit_index = self.reserved_flag and 'schedulable' in columns
 
     def analyze(self):
         """Gather planner statistics, as autovacuum (or InnoDB's
@@ -247,16 +251,24 @@ class Backend:
         whose unique ``active_node_id`` settles races (and, with the
         schema's derived flag, mark the node reserved, as the API does).
 
-        Returns ``(node_id, conflicts)`` or ``(None, conflicts)`` when no
-        node is free. A lost race (unique violation) or a deadlock rolls
-        back and tries again.
+        Returns ``(node_id, reservation uuid, conflicts)``, or ``(None,
+        None, conflicts)`` when no node is free. A lost race (unique
+        violation) or a deadlock rolls back and tries again.
         """
         where, params = _eligible_where(resource_class)
+        order = 'n.id'
         if self.reserved_flag:
             where += ' AND n.reserved = %s'
             params += (False,)
+        if self.fit_index:
+            # The API's access path: the best-fit index, led by the class
+            # and the derived flags, read in its order.
+            where += ' AND n.schedulable = %s'
+            params += (True,)
+            order = 'n.memory_mb, n.cpus, n.local_gb, n.id'
         # Only constants and an int are formatted in: no injection.
-        select = self.sql(_CLAIM_SELECT.format(where=where, pick=int(pick)))
+        select = self.sql(_CLAIM_SELECT.format(where=where, order=order,
+                                               pick=int(pick)))
         flag = self.sql('UPDATE nodes SET reserved = %s WHERE id = %s')
         insert = self.sql(
             'INSERT INTO reservations (uuid, instance_uuid, host, '
@@ -271,16 +283,17 @@ class Backend:
                 ids = [row[0] for row in cursor.fetchall()]
                 if not ids:
                     connection.rollback()
-                    return None, conflicts
+                    return None, None, conflicts
                 node_id = rng.choice(ids)
                 instance = str(uuid.uuid4())
+                reservation = str(uuid.uuid4())
                 cursor.execute(insert, (
-                    str(uuid.uuid4()), instance, host, node_id, 'reserved',
+                    reservation, instance, host, node_id, 'reserved',
                     node_id, instance, _utcnow()))
                 if self.reserved_flag:
                     cursor.execute(flag, (True, node_id))
                 connection.commit()
-                return node_id, conflicts
+                return node_id, reservation, conflicts
             except Exception as exc:
                 connection.rollback()
                 if not _is_retryable(exc):
@@ -289,12 +302,31 @@ class Backend:
             finally:
                 cursor.close()
 
+    def release_once(self, connection, reservation, node_id):
+        """Release what claim_once claimed: delete the reservation by its
+        uuid and clear the node's derived flag, in one transaction.
+        """
+        cursor = connection.cursor()
+        try:
+            cursor.execute(self.sql(
+                'DELETE FROM reservations WHERE uuid = %s'), (reservation,))
+            if self.reserved_flag:
+                cursor.execute(self.sql(
+                    'UPDATE nodes SET reserved = %s WHERE id = %s'),
+                    (False, node_id))
+            connection.commit()
+        except Exception:
+            connection.rollback()
+            raise
+        finally:
+            cursor.close()
+
 
 _COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
 _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
                  'SELECT 1 FROM reservations r '
                  'WHERE r.active_node_id = n.id) '
-                 'ORDER BY n.id LIMIT {pick}')
+                 'ORDER BY {order} LIMIT {pick}')
 
 
 def _eligible_where(resource_class):

@@ -27,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -102,6 +103,93 @@ def status_class(status):
     return str(status)
 
 
+# Processes: CPU and peak memory, from /proc (Linux)
+
+CLOCK_TICKS = os.sysconf('SC_CLK_TCK') if hasattr(os, 'sysconf') else 100
+
+
+def loadavg():
+    """The 1, 5 and 15 minute load averages, or None off Linux."""
+    try:
+        with open('/proc/loadavg') as stream:
+            return [float(value) for value in stream.read().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def process_usage(pid):
+    """``{'cpu_s', 'peak_rss_mb', 'rss_mb'}`` of a live process, or None
+    once it is gone (or off Linux).
+    """
+    try:
+        with open('/proc/%d/stat' % pid) as stream:
+            # The command name may hold spaces: fields follow the ')'.
+            fields = stream.read().rpartition(')')[2].split()
+        with open('/proc/%d/status' % pid) as stream:
+            status = dict(line.split(':', 1) for line in stream
+                          if ':' in line)
+    except OSError:
+        return None
+    kib = {key: int(status[key].split()[0]) for key in ('VmHWM', 'VmRSS')
+           if key in status}
+    return {'cpu_s': (int(fields[11]) + int(fields[12])) / CLOCK_TICKS,
+            'peak_rss_mb': round(kib.get('VmHWM', 0) / 1024, 1),
+            'rss_mb': round(kib.get('VmRSS', 0) / 1024, 1)}
+
+
+def children(pid):
+    """Direct children of ``pid``."""
+    found = []
+    try:
+        tasks = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, task)) as stream:
+                found.extend(int(child) for child in stream.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def run_measured(command, timeout, **kwargs):
+    """Run ``command`` to its end; ``(returncode, stdout, stderr, usage)``
+    where usage holds its wall and CPU seconds and peak RSS, from
+    wait4(), which sees the process's own resource usage (not that of
+    every child this runner ever had, as getrusage(RUSAGE_CHILDREN)
+    would).  Kills it after ``timeout`` seconds (returncode None).
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(  # noqa: S603
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            **kwargs)
+        timed_out = []
+
+        def kill():
+            timed_out.append(True)
+            process.kill()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, status, rusage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode('utf-8', 'replace')
+        stderr = err.read().decode('utf-8', 'replace')
+    usage = {'wall_s': round(wall, 2),
+             'cpu_s': round(rusage.ru_utime + rusage.ru_stime, 2),
+             # ru_maxrss is in KiB on Linux.
+             'peak_rss_mb': round(rusage.ru_maxrss / 1024, 1)}
+    return (None if timed_out else process.returncode), stdout, stderr, usage
+
+
 # The API server
 
 def free_port():
@@ -118,9 +206,11 @@ class Gunicorn:
     """
 
     def __init__(self, config_file, workers, log_path, startup_timeout=60,
-                 worker_timeout=60):
+                 worker_timeout=60, worker_class='sync', threads=1):
         self.config_file = config_file
         self.workers = workers
+        self.worker_class = worker_class
+        self.threads = threads
         self.log_path = log_path
         self.startup_timeout = startup_timeout
         self.worker_timeout = worker_timeout
@@ -143,6 +233,8 @@ class Gunicorn:
         env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
         command = [sys.executable, '-m', 'gunicorn',
                    '--workers', str(self.workers),
+                   '--worker-class', self.worker_class,
+                   '--threads', str(self.threads),
                    '--bind', '127.0.0.1:%d' % self.port,
                    '--timeout', str(self.worker_timeout),
                    '--graceful-timeout', '5',
@@ -177,6 +269,19 @@ class Gunicorn:
             time.sleep(0.2)
         raise RuntimeError('gunicorn not ready after %ss; see %s:\n%s' % (
             self.startup_timeout, self.log_path, tail(self.log_path)))
+
+    def usage(self):
+        """CPU seconds and peak RSS of the master and of each worker, as
+        ``{'master': {...}, 'workers': {pid: {...}, ...}}``.
+        """
+        if self.process is None:
+            return None
+        workers = {pid: usage for pid, usage in (
+            (pid, process_usage(pid))
+            for pid in sorted(children(self.process.pid)))
+            if usage is not None}
+        return {'master': process_usage(self.process.pid),
+                'workers': workers}
 
     def stop(self):
         """TERM the whole session, then KILL it if it lingers."""
@@ -237,24 +342,58 @@ HEADERS = {'Content-Type': 'application/json', 'Accept': 'application/json'}
 
 
 def request(address, method, path, body=None, timeout=30):
-    """``(status, body bytes, seconds)``; status None when no answer.
-
-    One connection per request, as gunicorn's sync workers close every
-    connection anyway; the time covers connect, send and reading the
-    whole response.
+    """``(status, body bytes, seconds)`` over a connection of its own;
+    status None when no answer.
     """
-    payload = None if body is None else json.dumps(body).encode()
-    connection = http.client.HTTPConnection(*address, timeout=timeout)
-    start = time.perf_counter()
-    try:
-        connection.request(method, path, body=payload, headers=HEADERS)
-        response = connection.getresponse()
-        data = response.read()
-        return response.status, data, time.perf_counter() - start
-    except (OSError, http.client.HTTPException) as exc:
-        return None, repr(exc).encode(), time.perf_counter() - start
-    finally:
-        connection.close()
+    return Client(address, timeout).request(method, path, body)
+
+
+class Client:
+    """HTTP to the API, one client thread's worth.
+
+    Without ``keep_alive`` every request opens its own connection (what
+    gunicorn's sync workers do anyway: they close every connection);
+    with it, a connection is reused until the server closes it, as
+    keystoneauth's pooled session does. The time covers connecting when
+    needed, sending and reading the whole response.
+    """
+
+    def __init__(self, address, timeout=30, keep_alive=False):
+        self.address = address
+        self.timeout = timeout
+        self.keep_alive = keep_alive
+        self._connection = None
+
+    def request(self, method, path, body=None):
+        payload = None if body is None else json.dumps(body).encode()
+        start = time.perf_counter()
+        for attempt in (1, 2):
+            reused = self._connection is not None
+            if not reused:
+                self._connection = http.client.HTTPConnection(
+                    *self.address, timeout=self.timeout)
+            try:
+                self._connection.request(method, path, body=payload,
+                                         headers=HEADERS)
+                response = self._connection.getresponse()
+                data = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                # A kept connection the server closed meanwhile: once
+                # more on a new one (nothing was sent that it handled).
+                if reused and attempt == 1 and isinstance(
+                        exc, (http.client.RemoteDisconnected,
+                              BrokenPipeError, ConnectionResetError)):
+                    continue
+                return None, repr(exc).encode(), time.perf_counter() - start
+            if not self.keep_alive or response.will_close:
+                self.close()
+            return response.status, data, time.perf_counter() - start
+
+    def close(self):
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 def reservation_body(request_spec, host):
@@ -271,11 +410,12 @@ def _error_sample(samples, status, data):
 # Phase 1: one client
 
 def single_client(address, request_spec, requests, warmup, delete,
-                  deadline, timeout):
+                  deadline, timeout, keep_alive=False):
     """POST one reservation at a time, each for a new instance; with
     ``delete``, DELETE it right after (timed apart), so every POST sees
     the same free pool.
     """
+    client = Client(address, timeout, keep_alive)
     posts, deletes = [], []
     post_statuses = collections.Counter()
     delete_statuses = collections.Counter()
@@ -286,9 +426,9 @@ def single_client(address, request_spec, requests, warmup, delete,
             completed = False
             break
         measured = index >= warmup
-        status, data, seconds = request(
-            address, 'POST', '/v1/reservations',
-            reservation_body(request_spec, 'bench-compute-0'), timeout)
+        status, data, seconds = client.request(
+            'POST', '/v1/reservations',
+            reservation_body(request_spec, 'bench-compute-0'))
         if measured:
             posts.append(seconds)
             post_statuses[status_class(status)] += 1
@@ -298,16 +438,17 @@ def single_client(address, request_spec, requests, warmup, delete,
         if not delete:
             continue
         reservation = json.loads(data)['uuid']
-        status, data, seconds = request(
-            address, 'DELETE', '/v1/reservations/' + reservation,
-            timeout=timeout)
+        status, data, seconds = client.request(
+            'DELETE', '/v1/reservations/' + reservation)
         if measured:
             deletes.append(seconds)
             delete_statuses[status_class(status)] += 1
         if status != OK_DELETED:
             _error_sample(errors, status, data)
+    client.close()
     return {
         'completed': completed, 'warmup': warmup, 'deleted_after': delete,
+        'keep_alive': keep_alive,
         'post': summarize(posts), 'post_statuses': dict(post_statuses),
         'delete': summarize(deletes),
         'delete_statuses': dict(delete_statuses),
@@ -362,18 +503,18 @@ def _run_threads(threads, total, work, deadline):
 
 
 def concurrent_clients(address, request_spec, total, threads, deadline,
-                       timeout):
+                       timeout, keep_alive=False):
     """``threads`` clients POST ``total`` reservations as fast as the API
     answers; nothing is deleted, so the nodes handed out can be checked
     for doubles afterwards.
     """
     errors, conflicts = [], []
+    clients = [Client(address, timeout, keep_alive) for _ in range(threads)]
 
     def work(index):
-        status, data, seconds = request(
-            address, 'POST', '/v1/reservations',
-            reservation_body(request_spec, 'bench-compute-%d' % index),
-            timeout)
+        status, data, seconds = clients[index].request(
+            'POST', '/v1/reservations',
+            reservation_body(request_spec, 'bench-compute-%d' % index))
         node = None
         if status == OK_CREATED:
             node = json.loads(data)['node_uuid']
@@ -383,13 +524,15 @@ def concurrent_clients(address, request_spec, total, threads, deadline,
         return status, node, seconds
 
     results, wall, completed = _run_threads(threads, total, work, deadline)
+    for client in clients:
+        client.close()
     statuses = collections.Counter(status_class(status)
                                    for status, _, _ in results)
     nodes = [node for _, node, _ in results if node is not None]
     created = statuses.get(str(OK_CREATED), 0)
     return {
         'completed': completed, 'threads': threads, 'requested': total,
-        'wall_s': round(wall, 3),
+        'keep_alive': keep_alive, 'wall_s': round(wall, 3),
         'reservations_per_s': round(created / wall, 1) if wall else None,
         'statuses': dict(statuses),
         'latency': summarize([seconds for _, _, seconds in results]),
@@ -415,7 +558,7 @@ def raw_sql_floor(backend, resource_class, total, threads, pick, deadline):
             with lock:
                 connections.append(local.connection)
         start = time.perf_counter()
-        node, conflicts = backend.claim_once(
+        node, _reservation, conflicts = backend.claim_once(
             local.connection, resource_class, 'bench-raw-%d' % index, pick,
             local.rng)
         return node, conflicts, time.perf_counter() - start
@@ -439,3 +582,34 @@ def raw_sql_floor(backend, resource_class, total, threads, pick, deadline):
         'latency': summarize([seconds for _, _, seconds in results]),
         'nodes_claimed_twice': len(nodes) - len(set(nodes)),
     }
+
+
+def raw_sql_single(backend, resource_class, requests, warmup, pick,
+                   deadline):
+    """The floor of the single-client phase: one DB-API connection
+    claims a node as ``raw_sql_floor`` does, then releases it (one
+    DELETE by uuid, one flag UPDATE, one COMMIT), each timed apart.
+    """
+    connection = backend.connect()
+    rng = random.Random()  # noqa: S311
+    claims, releases = [], []
+    completed = True
+    try:
+        for index in range(warmup + requests):
+            if time.monotonic() > deadline:
+                completed = False
+                break
+            start = time.perf_counter()
+            node, reservation, _ = backend.claim_once(
+                connection, resource_class, 'bench-raw-single', pick, rng)
+            claimed = time.perf_counter()
+            if node is None:
+                raise RuntimeError('raw SQL single: no free node')
+            backend.release_once(connection, reservation, node)
+            if index >= warmup:
+                claims.append(claimed - start)
+                releases.append(time.perf_counter() - claimed)
+    finally:
+        connection.close()
+    return {'completed': completed, 'claim': summarize(claims),
+            'release': summarize(releases)}

@@ -45,6 +45,7 @@ import os
 import pathlib
 import platform
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -59,12 +60,17 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 GENERATOR = REPO / 'tools' / 'generate_inventory.py'
 
-TARGET_P50_MS = 10.0
-TARGET_P99_MS = 50.0
-TARGET_FLOOR_RATIO = 1 / 3
-# Backends whose single-client latency issue 3 sets a target for.
+# Issue 13's targets, at 100,000 nodes.
+TARGET_P50_MS = 8.0
+TARGET_P99_MS = 25.0
+TARGET_DELETE_P50_MS = 5.0
+TARGET_FLOOR_RATIO = 0.6
+TARGET_SYNC_INITIAL_S = 20.0
+TARGET_SYNC_NO_CHANGE_S = 2.0
+# Backends whose single-client latency and sync time issue 13 sets
+# targets for.
 LATENCY_TARGET_BACKENDS = ('sqlite', 'postgresql')
-# Backends whose concurrent throughput issue 3 sets a target for.
+# Backends whose concurrent throughput issue 13 sets a target for.
 THROUGHPUT_TARGET_BACKENDS = ('postgresql',)
 
 
@@ -104,6 +110,15 @@ def parse_args(argv):
                              'concurrent and raw SQL phases.')
     parser.add_argument('--workers', type=int, default=2,
                         help='gunicorn workers of the concurrent phase.')
+    parser.add_argument('--worker-class', default='sync',
+                        choices=('sync', 'gthread'),
+                        help="gunicorn's worker class (sync closes every "
+                             'connection; gthread keeps them alive).')
+    parser.add_argument('--worker-threads', type=int, default=1,
+                        help='Threads per gunicorn worker (gthread).')
+    parser.add_argument('--keep-alive', action='store_true',
+                        help='Clients reuse their connection while the '
+                             'server keeps it open.')
     parser.add_argument('--concurrent-requests', type=int,
                         help='Reservations POSTed, and claims made, by the '
                              'concurrent and raw SQL phases. Default: '
@@ -132,7 +147,8 @@ def parse_args(argv):
     if unknown or not args.backends:
         parser.error('--backends: choose among %s'
                      % ', '.join(benchdb.BACKENDS))
-    for name in ('nodes', 'requests', 'threads', 'workers', 'pick_among'):
+    for name in ('nodes', 'requests', 'threads', 'workers', 'pick_among',
+                 'worker_threads'):
         if getattr(args, name) < 1:
             parser.error('--%s must be at least 1' % name.replace('_', '-'))
     if args.concurrent_requests is None:
@@ -155,21 +171,21 @@ def script(name):
 
 
 def run_step(label, command, timeout, env=None):
-    """Run a command; ``(seconds, stdout)``; StepFailed on error."""
+    """Run a command; ``(usage, stdout)``, usage holding its wall and CPU
+    seconds, peak RSS and the load average before and after; StepFailed
+    on error.
+    """
     log('  %s ...' % label)
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(  # noqa: S603
-            command, stdin=subprocess.DEVNULL, capture_output=True,
-            text=True, timeout=timeout, env=env, cwd=str(REPO))
-    except subprocess.TimeoutExpired:
+    load_before = loadavg()
+    returncode, stdout, stderr, usage = benchload.run_measured(
+        command, timeout, env=env, cwd=str(REPO))
+    usage['load'] = {'before': load_before, 'after': loadavg()}
+    if returncode is None:
         raise StepFailed('%s: no result after %ss' % (label, timeout))
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
+    if returncode != 0:
         raise StepFailed('%s failed (exit %s):\n%s%s' % (
-            label, done.returncode, done.stdout[-2000:],
-            done.stderr[-2000:]))
-    return seconds, done.stdout
+            label, returncode, stdout[-2000:], stderr[-2000:]))
+    return usage, stdout
 
 
 def write_config(path, workdir, backend, inventory):
@@ -197,11 +213,42 @@ def sync_counts(stdout):
     return {word: int(number) for number, word in _COUNTS.findall(stdout)}
 
 
-def loadavg():
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except OSError:
-        return None
+loadavg = benchload.loadavg
+
+
+class Phase:
+    """Records the load average before and after a phase, and, given a
+    gunicorn, its processes' CPU seconds spent in the phase and their
+    peak RSS, in ``record[name]``.
+    """
+
+    def __init__(self, record, name, server=None):
+        self.record = record.setdefault('phases', {}).setdefault(name, {})
+        self.server = server
+        self._usage = None
+
+    def __enter__(self):
+        self.record['load_before'] = loadavg()
+        if self.server is not None:
+            self._usage = self.server.usage()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.record['load_after'] = loadavg()
+        if self.server is None:
+            return
+        before, after = self._usage, self.server.usage()
+        workers = []
+        for pid, end in sorted(after['workers'].items()):
+            # A worker gunicorn started during the phase counts whole.
+            start = before['workers'].get(pid, {'cpu_s': 0.0})
+            workers.append({'cpu_s': round(end['cpu_s'] - start['cpu_s'], 2),
+                            'peak_rss_mb': end['peak_rss_mb']})
+        self.record['api_workers'] = workers
+        self.record['api_master_peak_rss_mb'] = (
+            after['master'] or {}).get('peak_rss_mb')
+        self.record['api_cpu_s'] = round(sum(worker['cpu_s']
+                                             for worker in workers), 2)
 
 
 def log(text):
@@ -223,17 +270,18 @@ def bench_backend(kind, args, workdir, inventory, record):
         record['config_file'] = str(config)
         base = [script('reserveapi-dbsync'), '--config-file', str(config)]
         manage = [script('reserveapi-manage'), '--config-file', str(config)]
-        seconds, _ = run_step('dbsync upgrade', base + ['upgrade'], timeout)
-        record['dbsync_s'] = round(seconds, 2)
+        usage, _ = run_step('dbsync upgrade', base + ['upgrade'], timeout)
+        record['dbsync_s'] = usage['wall_s']
         backend.detect_schema()
 
         sync = record['sync'] = {}
         for name, expect in (('initial', 'added'), ('no_change',
                                                     'unchanged')):
-            seconds, stdout = run_step('sync-nodes (%s)' % name,
-                                       manage + ['sync-nodes'], timeout)
+            usage, stdout = run_step('sync-nodes (%s)' % name,
+                                     manage + ['sync-nodes'], timeout)
             counts = sync_counts(stdout)
-            sync[name] = {'seconds': round(seconds, 2), 'counts': counts}
+            sync[name] = dict(usage, seconds=usage['wall_s'],
+                              counts=counts)
             if counts.get(expect) != args.nodes:
                 raise StepFailed('sync-nodes (%s): expected %d %s, got %s'
                                  % (name, args.nodes, expect, stdout))
@@ -247,14 +295,24 @@ def bench_backend(kind, args, workdir, inventory, record):
 
         log('  single client: %d POSTs (+%d warm-up), gunicorn -w 1'
             % (args.requests, args.warmup))
-        record['load_before_single'] = loadavg()
         with benchload.Gunicorn(str(config), 1,
                                 str(workdir / ('gunicorn-%s-w1.log' % kind)),
-                                ) as server:
-            record['single'] = benchload.single_client(
-                server.address, request_spec, args.requests, args.warmup,
-                args.delete, time.monotonic() + timeout,
-                args.request_timeout)
+                                worker_class=args.worker_class,
+                                threads=args.worker_threads) as server:
+            with Phase(record, 'single', server):
+                record['single'] = benchload.single_client(
+                    server.address, request_spec, args.requests,
+                    args.warmup, args.delete, time.monotonic() + timeout,
+                    args.request_timeout, args.keep_alive)
+
+        if not args.delete:
+            backend.clear_reservations()
+        log('  raw SQL, one connection: %d claims and releases'
+            % args.requests)
+        with Phase(record, 'raw_single'):
+            record['raw_single'] = benchload.raw_sql_single(
+                backend, resource_class, args.requests, args.warmup,
+                args.pick_among, time.monotonic() + timeout)
 
         if kind not in benchdb.CONCURRENT_BACKENDS:
             return
@@ -265,20 +323,25 @@ def bench_backend(kind, args, workdir, inventory, record):
         backend.clear_reservations()
         log('  concurrent: %d POSTs, %d threads, gunicorn -w %d'
             % (args.concurrent_requests, args.threads, args.workers))
-        record['load_before_concurrent'] = loadavg()
         with benchload.Gunicorn(
                 str(config), args.workers,
                 str(workdir / ('gunicorn-%s-w%d.log' % (kind, args.workers))),
-                ) as server:
+                worker_class=args.worker_class,
+                threads=args.worker_threads) as server:
             # Warm every worker up (connections, caches) before timing:
             # reservations made and deleted again, unmeasured.
             benchload.single_client(
                 server.address, request_spec, 0, 4 * args.workers, True,
                 time.monotonic() + timeout, args.request_timeout)
-            concurrent = benchload.concurrent_clients(
-                server.address, request_spec, args.concurrent_requests,
-                args.threads, time.monotonic() + timeout,
-                args.request_timeout)
+            with Phase(record, 'concurrent', server) as phase:
+                concurrent = benchload.concurrent_clients(
+                    server.address, request_spec, args.concurrent_requests,
+                    args.threads, time.monotonic() + timeout,
+                    args.request_timeout, args.keep_alive)
+        created = concurrent['statuses'].get('201', 0)
+        if created:
+            concurrent['api_cpu_ms_per_reservation'] = round(
+                1000 * phase.record['api_cpu_s'] / created, 2)
         concurrent['workers'] = args.workers
         census = backend.reservation_census()
         concurrent['db_check'] = census
@@ -290,10 +353,10 @@ def bench_backend(kind, args, workdir, inventory, record):
         backend.clear_reservations()
         log('  raw SQL floor: %d claims, %d threads'
             % (args.concurrent_requests, args.threads))
-        record['load_before_raw'] = loadavg()
-        raw = benchload.raw_sql_floor(
-            backend, resource_class, args.concurrent_requests, args.threads,
-            args.pick_among, time.monotonic() + timeout)
+        with Phase(record, 'raw_sql'):
+            raw = benchload.raw_sql_floor(
+                backend, resource_class, args.concurrent_requests,
+                args.threads, args.pick_among, time.monotonic() + timeout)
         raw['db_check'] = backend.reservation_census()
         record['raw_sql'] = raw
         backend.clear_reservations()
@@ -310,6 +373,12 @@ def verdicts(kind, record):
     targets, problems, notes = {}, [], []
     if 'error' in record:
         problems.append('%s: %s' % (kind, record['error'].splitlines()[0]))
+    for name, limit in (('initial', TARGET_SYNC_INITIAL_S),
+                        ('no_change', TARGET_SYNC_NO_CHANGE_S)):
+        seconds = record.get('sync', {}).get(name, {}).get('seconds')
+        targets['sync_' + name] = (
+            None if seconds is None or kind not in LATENCY_TARGET_BACKENDS
+            else 'PASS' if seconds <= limit else 'FAIL')
     single = record.get('single')
     if single:
         post = single['post'] or {}
@@ -319,6 +388,11 @@ def verdicts(kind, record):
             value = post.get(key)
             targets[name] = (None if value is None or not judged
                              else 'PASS' if value <= limit else 'FAIL')
+        delete = single.get('delete') or {}
+        targets['delete_p50'] = (
+            None if delete.get('p50_ms') is None or not judged
+            else 'PASS' if delete['p50_ms'] <= TARGET_DELETE_P50_MS
+            else 'FAIL')
         if not single['completed']:
             problems.append('%s single client: stopped by --step-timeout'
                             % kind)
@@ -397,22 +471,52 @@ def table(results):
     def verdict(record, name):
         return record.get('targets', {}).get(name)
 
+    def phase(record, name):
+        return record['phases'][name]
+
+    def load(record, name):
+        found = phase(record, name)
+        return '%.2f -> %.2f' % (found['load_before'][0],
+                                 found['load_after'][0])
+
+    def rss(record, name):
+        return ' / '.join('%.0f' % worker['peak_rss_mb']
+                          for worker in phase(record, name)['api_workers'])
+
     row('nodes / free of the class', '', lambda r: '%d / %d' % (
         r['pool']['nodes'], r['pool']['free_of_that_class']))
-    row('sync-nodes initial (s)', '', lambda r: _cell(
-        r['sync']['initial']['seconds'], digits=2))
-    row('sync-nodes no change (s)', '', lambda r: _cell(
-        r['sync']['no_change']['seconds'], digits=2))
+    row('sync-nodes initial (s)', '<= %g' % TARGET_SYNC_INITIAL_S,
+        lambda r: _cell(r['sync']['initial']['seconds'],
+                        verdict(r, 'sync_initial'), digits=2))
+    row('  CPU s / peak RSS MB', '', lambda r: '%.1f / %.0f' % (
+        r['sync']['initial']['cpu_s'], r['sync']['initial']['peak_rss_mb']))
+    row('  load 1 min before -> after', '', lambda r: '%.2f -> %.2f' % (
+        r['sync']['initial']['load']['before'][0],
+        r['sync']['initial']['load']['after'][0]))
+    row('sync-nodes no change (s)', '<= %g' % TARGET_SYNC_NO_CHANGE_S,
+        lambda r: _cell(r['sync']['no_change']['seconds'],
+                        verdict(r, 'sync_no_change'), digits=2))
+    row('  CPU s / peak RSS MB', '', lambda r: '%.1f / %.0f' % (
+        r['sync']['no_change']['cpu_s'],
+        r['sync']['no_change']['peak_rss_mb']))
     row('POST p50 (ms), 1 client', '<= %g' % TARGET_P50_MS, lambda r: _cell(
         r['single']['post']['p50_ms'], verdict(r, 'single_p50')))
     row('POST p99 (ms), 1 client', '<= %g' % TARGET_P99_MS, lambda r: _cell(
         r['single']['post']['p99_ms'], verdict(r, 'single_p99')))
     row('POST mean / max (ms)', '', lambda r: '%.1f / %.1f' % (
         r['single']['post']['mean_ms'], r['single']['post']['max_ms']))
-    row('DELETE p50 (ms)', '', lambda r: _cell(
-        r['single']['delete']['p50_ms']))
+    row('  floor: raw SQL claim p50/p99', '', lambda r: '%.1f / %.1f' % (
+        r['raw_single']['claim']['p50_ms'],
+        r['raw_single']['claim']['p99_ms']))
+    row('DELETE p50 (ms)', '<= %g' % TARGET_DELETE_P50_MS, lambda r: _cell(
+        r['single']['delete']['p50_ms'], verdict(r, 'delete_p50')))
+    row('  floor: raw SQL release p50', '', lambda r: _cell(
+        r['raw_single']['release']['p50_ms']))
     row('1-client statuses', '', lambda r: _statuses(
         r['single']['post_statuses']))
+    row('  API CPU s / worker peak MB', '', lambda r: '%.1f / %s' % (
+        phase(r, 'single')['api_cpu_s'], rss(r, 'single')))
+    row('  load 1 min before -> after', '', lambda r: load(r, 'single'))
     row('concurrent reservations/s', '', lambda r: _cell(
         r['concurrent']['reservations_per_s']))
     row('  201/409/5xx/other', '', lambda r: _statuses(
@@ -423,10 +527,15 @@ def table(results):
     row('  nodes given twice', '0', lambda r: str(
         r['concurrent']['nodes_given_twice_in_responses']
         + r['concurrent']['db_check']['nodes_held_twice']))
+    row('  API CPU ms / reservation', '', lambda r: _cell(
+        r['concurrent']['api_cpu_ms_per_reservation'], digits=2))
+    row('  worker peak RSS (MB)', '', lambda r: rss(r, 'concurrent'))
+    row('  load 1 min before -> after', '', lambda r: load(r, 'concurrent'))
     row('raw SQL floor claims/s', '', lambda r: _cell(
         r['raw_sql']['claims_per_s']))
     row('  lost races retried', '', lambda r: str(
         r['raw_sql']['conflicts_retried']))
+    row('  load 1 min before -> after', '', lambda r: load(r, 'raw_sql'))
     row('concurrent / floor', '>= %.2f' % TARGET_FLOOR_RATIO,
         lambda r: _cell(r['concurrent_vs_floor'],
                         verdict(r, 'concurrent_vs_floor'), digits=2))
@@ -487,7 +596,10 @@ def main(argv=None):
         },
         'targets': {'single_p50_ms': TARGET_P50_MS,
                     'single_p99_ms': TARGET_P99_MS,
-                    'concurrent_vs_floor': TARGET_FLOOR_RATIO},
+                    'delete_p50_ms': TARGET_DELETE_P50_MS,
+                    'concurrent_vs_floor': TARGET_FLOOR_RATIO,
+                    'sync_initial_s': TARGET_SYNC_INITIAL_S,
+                    'sync_no_change_s': TARGET_SYNC_NO_CHANGE_S},
         'backends': {},
     }
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='reserveapi-bench-'))
@@ -496,12 +608,12 @@ def main(argv=None):
         inventory = workdir / 'nodes.json'
         log('Generating %d nodes (seed %d) in %s'
             % (args.nodes, args.seed, inventory))
-        seconds, _ = run_step(
+        usage, _ = run_step(
             'generate_inventory',
             [sys.executable, str(GENERATOR), '--count', str(args.nodes),
              '--seed', str(args.seed), '--output', str(inventory),
              '--format', 'json'], args.step_timeout)
-        results['generate_s'] = round(seconds, 2)
+        results['generate_s'] = usage['wall_s']
         for kind in args.backends:
             record = results['backends'][kind] = {}
             try:
@@ -536,6 +648,8 @@ def main(argv=None):
     finished = datetime.datetime.now(datetime.timezone.utc)
     results['finished_at'] = finished.isoformat(timespec='seconds')
     results['environment']['load_at_end'] = loadavg()
+    results['environment']['runner_peak_rss_mb'] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     results['problems'] = problems
     results['notes'] = notes
     results['targets_missed'] = missed
@@ -549,13 +663,18 @@ def main(argv=None):
 
     print()
     print('reserveapi benchmark: %d nodes, spec %r, %d single-client '
-          'requests, %d concurrent (%d threads, %d workers); git %s'
+          'requests, %d concurrent (%d threads, %d %s workers x %d '
+          'threads, keep-alive %s); git %s'
           % (args.nodes, args.spec, args.requests, args.concurrent_requests,
-             args.threads, args.workers, results['environment']['git']))
+             args.threads, args.workers, args.worker_class,
+             args.worker_threads, 'on' if args.keep_alive else 'off',
+             results['environment']['git']))
     print(table(results))
-    print('load average at start / end: %s / %s on %s CPUs'
+    print('load average at start / end: %s / %s on %s CPUs; the runner '
+          'peaked at %.0f MB RSS'
           % (results['environment']['load_at_start'],
-             results['environment']['load_at_end'], os.cpu_count()))
+             results['environment']['load_at_end'], os.cpu_count(),
+             results['environment']['runner_peak_rss_mb']))
     for note in notes:
         print('NOTE: %s' % note)
     for problem in problems:

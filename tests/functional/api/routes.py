@@ -12,25 +12,18 @@
 
 """Every route the API serves, read from the real pecan controller tree.
 
-The inventory comes from the controllers themselves, as Placement's
-tests read its route table: a new endpoint shows up here the day it is
-written, whether or not it has a policy rule or an api-ref entry, so the
-tests built on it cannot be fooled by what is missing.
+The inventory comes from the controllers themselves
+(``reserveapi.api.routes``, which the API also matches every request
+against), as Placement's tests read its route table: a new endpoint
+shows up here the day it is written, whether or not it has a policy
+rule or an api-ref entry, so the tests built on it cannot be fooled by
+what is missing.
 """
 
-import inspect
-
-from pecan import rest
-
-from reserveapi.api.controllers import root
+from reserveapi.api import routes as api_routes
 
 # Routes anyone may call: version discovery.
 PUBLIC = frozenset({('GET', '/'), ('GET', '/v1')})
-# RestController methods that act on the collection, and on one item of
-# it (pecan passes the item's path segments as arguments).
-_COLLECTION = {'get': 'GET', 'get_all': 'GET', 'post': 'POST'}
-_ITEM = {'get_one': 'GET', 'put': 'PUT', 'patch': 'PATCH',
-         'delete': 'DELETE'}
 
 
 def routes():
@@ -39,9 +32,8 @@ def routes():
     Templates name their parameters after the controllers' arguments,
     e.g. ``('PUT', '/v1/aggregates/{aggregate_uuid}/hosts/{host}')``.
     """
-    found = set()
-    _walk(root.RootController(), '', (), found)
-    return sorted(found)
+    return sorted((route.method, route.template)
+                  for route in api_routes.routes())
 
 
 def guarded_routes():
@@ -52,45 +44,7 @@ def guarded_routes():
     return ['%s %s' % route for route in routes() if route not in PUBLIC]
 
 
-def _walk(controller, path, parent_args, found):
-    for name, method in _COLLECTION.items():
-        if _exposed(controller, name):
-            found.add((method, path or '/'))
-    item_args = ()
-    for name, method in _ITEM.items():
-        if _exposed(controller, name):
-            args = _arguments(controller, name)[len(parent_args):]
-            found.add((method, path + ''.join('/{%s}' % arg
-                                              for arg in args)))
-            if name == 'get_one':
-                item_args = tuple(args)
-    for action, methods in getattr(controller, '_custom_actions',
-                                   {}).items():
-        found.update((method, '%s/%s' % (path, action))
-                     for method in methods)
-    for name, child in _children(controller):
-        # pecan nests a child of a REST collection under one item of it.
-        prefix = path + ''.join('/{%s}' % arg for arg in item_args)
-        _walk(child, '%s/%s' % (prefix, name), parent_args + item_args,
-              found)
-
-
-def _exposed(controller, name):
-    method = getattr(controller, name, None)
-    return method is not None and getattr(method, 'exposed', False)
-
-
-def _arguments(controller, name):
-    """The method's arguments: parent items' segments, then its own."""
-    function = inspect.unwrap(getattr(controller, name))
-    return [parameter.name
-            for parameter in inspect.signature(function).parameters.values()
-            if parameter.name != 'self']
-
-
-def _children(controller):
-    for name in sorted(dir(type(controller))):
-        child = getattr(type(controller), name)
-        if not name.startswith('_') and isinstance(child,
-                                                   rest.RestController):
-            yield name, child
+def takes_body(method, template):
+    """Whether the route reads a JSON body."""
+    return any(route.media_types for route in api_routes.routes()
+               if (route.method, route.template) == (method, template))

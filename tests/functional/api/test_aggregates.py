@@ -452,8 +452,8 @@ class TestBadInput(mirror_base.MirrorAPITestCase):
                 ('DELETE', '/v1/aggregates/not-a-uuid/hosts/compute-1'),
                 ('DELETE', '/v1/aggregates/not-a-uuid'),
                 ('GET', '/v1/aggregates/not-a-uuid'),
-                ('PUT', '/v1/aggregates/%s/hosts/' % self.aggregate),
-                ('DELETE', '/v1/aggregates/%s/hosts' % self.aggregate),
+                ('PUT', '/v1/aggregates/%s/hosts/a%%2Fb' % self.aggregate),
+                ('PUT', '/v1/aggregates/%s/hosts/%%20' % self.aggregate),
                 ('PUT', '/v1/aggregates/%s/hosts/%s'
                  % (self.aggregate, 'h' * 256)),
                 ('GET', '/v1/aggregates?limit=0'),
@@ -461,6 +461,12 @@ class TestBadInput(mirror_base.MirrorAPITestCase):
                 ('GET', '/v1/aggregates?marker=%s' % self.aggregate)):
             response = self.request(method, path)
             self.assertError(response, 400, 'reserveapi.invalid')
+        # No host is no route at all.
+        for method, path in (
+                ('PUT', '/v1/aggregates/%s/hosts/' % self.aggregate),
+                ('DELETE', '/v1/aggregates/%s/hosts' % self.aggregate)):
+            self.assertError(self.request(method, path), 404,
+                             'reserveapi.not_found')
         self.assertNothingChanged()
 
     def test_longest_host_name_is_fine(self):
@@ -491,7 +497,8 @@ class TestBadInput(mirror_base.MirrorAPITestCase):
             response = self.request('POST', '/v1/aggregates/sync', body)
             self.assertError(response, 400, 'reserveapi.invalid')
         response = self.app.post('/v1/aggregates/sync', 'not json',
-                                 headers=self.admin_headers, status='*')
+                                 headers=self.admin_headers, status='*',
+                                 content_type='application/json')
         self.assertError(response, 400, 'reserveapi.invalid')
         self.assertNothingChanged()
 

@@ -90,6 +90,9 @@ class TestPartitions(rbase.ReservationTestCase):
     def test_bad_partitions_are_400(self):
         for fields in ({'shard': ''}, {'shard': 7},
                        {'conductor_group': 'x' * 256},
+                       # Ironic takes letters, digits, "_", "-", ".".
+                       {'conductor_group': 'rack a'},
+                       {'conductor_group': 'rack/a'},
                        {'shard': ['a']}):
             error = self.assertError(self.reserve_in(**fields), 400,
                                      'reserveapi.invalid')

@@ -105,7 +105,8 @@ class TestListReservations(rbase.ReservationTestCase):
         error = self.assertError(
             self.request('GET', '/v1/reservations?state=deployed'), 400,
             'reserveapi.invalid')
-        self.assertIn('reserved, active, expired', error['detail'])
+        self.assertIn('state must be "reserved", "active" or "expired", '
+                      'got "deployed"', error['detail'])
 
     def test_next_link_only_when_more(self):
         response = self.request('GET', '/v1/reservations?limit=6')

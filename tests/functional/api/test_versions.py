@@ -111,9 +111,17 @@ class TestErrors(base.APITestCase):
         self.config(www_authenticate_uri='https://keystone.example.com/v3',
                     group='keystone_authtoken')
         app = webtest.TestApp(app_mod.setup_app())
-        response = app.get('/v1', status='*')
+        response = app.get('/v1/reservations', status='*')
         self.assertError(response, 401, 'reserveapi.unauthorized')
         self.assertIn('WWW-Authenticate', response.headers)
+        # Version discovery is public, as in other OpenStack services;
+        # only GET, and only those two paths.
+        for path in ('/', '/v1', '/v1/'):
+            self.assertEqual(200, app.get(path).status_int)
+        for method, path in (('DELETE', '/v1'), ('GET', '/v1/nodes'),
+                             ('GET', '/v1/v1'), ('GET', '/nope')):
+            response = app.request(path, method=method, status='*')
+            self.assertError(response, 401, 'reserveapi.unauthorized')
 
     def test_oversized_body_is_413_api_wg(self):
         self.config(max_request_body_size=16, group='oslo_middleware')

@@ -124,7 +124,7 @@ class TestStaleNodes(DBStateTestCase):
         reservation = self.reserve('n1')
         before_release = timeutils.utcnow()
 
-        db_reservations.delete_reservation(reservation.uuid, stale=True)
+        db_reservations.delete_reservation(reservation, stale=True)
 
         self.assertEqual({'n2'}, self.candidates())
         self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
@@ -139,20 +139,18 @@ class TestStaleNodes(DBStateTestCase):
         # Read as a candidate before it went stale, claimed after.
         candidate = self.get('n1')
         reservation = self.reserve('n1')
-        undone = db_reservations.undo_reservation(reservation.uuid,
-                                                  stale=True)
-        self.assertEqual(reservation.uuid, undone.uuid)
+        db_reservations.undo_reservation(reservation, stale=True)
 
         self.assertRaises(
             exception.NodeAlreadyReserved, db_reservations.create_reservation,
             {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
              'host': 'compute-1', 'project_id': None}, candidate)
-        # Undoing what is already gone is fine.
-        self.assertIsNone(db_reservations.undo_reservation(reservation.uuid))
+        # Undoing what is already gone is fine, and changes nothing.
+        db_reservations.undo_reservation(reservation)
+        self.assertEqual({'n2'}, self.candidates())
 
     def test_a_file_sync_reads_everything_again(self):
-        db_reservations.delete_reservation(self.reserve('n1').uuid,
-                                           stale=True)
+        db_reservations.delete_reservation(self.reserve('n1'), stale=True)
         nodes = [node('n1'), node('n2')]
         node_sync.sync_nodes(nodes, {
             n['uuid']: inventory_sync.fingerprint(n) for n in nodes})
@@ -216,11 +214,9 @@ class TestIronicReleases(DBStateTestCase):
         self.assertTrue(db_inventory.holds_live(node('n1')['uuid'],
                                                 instance))
 
-        released = db_reservations.delete_reservation(
-            reservation.uuid, release_in_ironic=True)
+        db_reservations.delete_reservation(reservation,
+                                           release_in_ironic=True)
 
-        self.assertEqual((node('n1')['uuid'], instance),
-                         (released.node_uuid, released.instance_uuid))
         self.assertFalse(db_inventory.holds_live(node('n1')['uuid'],
                                                  instance))
         due, = db_inventory.due_ironic_releases(10)
@@ -229,8 +225,8 @@ class TestIronicReleases(DBStateTestCase):
 
     def test_postponed_then_finished(self):
         upsert([node('n1')])
-        db_reservations.undo_reservation(
-            self.reserve('n1').uuid, release_in_ironic=True)
+        db_reservations.undo_reservation(self.reserve('n1'),
+                                         release_in_ironic=True)
         due, = db_inventory.due_ironic_releases(10)
         later = timeutils.utcnow() + datetime.timedelta(minutes=5)
 

@@ -12,12 +12,17 @@
 
 """Reservations in the database: the unique live columns decide races."""
 
+import datetime
 import uuid
 
 import fixtures
+from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from reserveapi import reservations
 from reserveapi.common import exception
+from reserveapi.db import base as db_base
+from reserveapi.db import models
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
 from tests import examples
@@ -68,3 +73,54 @@ class TestInstanceRace(base.DBTestCase):
 
         self.assertIn(self.instance_uuid, error.detail)
         self.assertNotIn('?', error.detail)
+
+
+class TestRelease(base.DBTestCase):
+    """Releasing a reservation clears its node's derived ``reserved``
+    flag, unless another live reservation holds the node.
+    """
+
+    def setUp(self):
+        super().setUp()
+        inventory.sync(self, [inventory.node('node-1')])
+        self.node, = db_nodes.list_nodes()
+
+    def reserve(self):
+        instance_uuid = str(uuid.uuid4())
+        return db_reservations.create_reservation(
+            {'uuid': str(uuid.uuid4()), 'host': 'compute-1',
+             'instance_uuid': instance_uuid, 'project_id': None},
+            self.node)
+
+    def reserved_flag(self):
+        with db_base.reader() as session:
+            return session.scalar(sa.select(models.Node.reserved).where(
+                models.Node.id == self.node.id))
+
+    def test_release_frees_the_node(self):
+        reservation = self.reserve()
+        self.assertTrue(self.reserved_flag())
+
+        db_reservations.delete_reservation(reservation)
+
+        self.assertFalse(self.reserved_flag())
+        self.assertEqual(self.node.id, self.reserve().node_id)
+
+    def test_released_twice_is_not_found(self):
+        reservation = self.reserve()
+        db_reservations.delete_reservation(reservation)
+
+        self.assertRaises(exception.ReservationNotFound,
+                          db_reservations.delete_reservation, reservation)
+
+    def test_expired_release_leaves_the_new_holder(self):
+        expired = self.reserve()
+        db_reservations.expire_reservations(
+            timeutils.utcnow() + datetime.timedelta(seconds=1))
+        holder = self.reserve()
+
+        db_reservations.delete_reservation(expired)
+
+        self.assertTrue(self.reserved_flag())
+        self.assertEqual([holder.uuid], [
+            item.uuid for item in db_reservations.list_reservations()])

@@ -81,6 +81,71 @@ class TestMembership(mirror_base.MirrorTestCase):
         self.assertEqual(set(), self.client.aggregate_providers(_uuid()))
 
 
+class TestRemembered(mirror_base.MirrorTestCase):
+    """What the client learnt saves Placement calls, never a change."""
+
+    def setUp(self):
+        super().setUp()
+        self.rp = self.placement.create_provider('compute-1')
+        self.path = '/resource_providers/%s/aggregates' % self.rp
+        self.ours = _uuid()
+        self.reads = []
+        self.placement.before_request('GET', self.path, self.reads.append,
+                                      times=None)
+
+    def test_known_generation_skips_the_read(self):
+        self.assertTrue(self.client.add_aggregate(self.rp, self.ours))
+        self.assertEqual(1, len(self.reads))
+
+        self.assertTrue(self.client.remove_aggregate(self.rp, self.ours))
+        self.assertTrue(self.client.add_aggregate(self.rp, self.ours))
+
+        self.assertEqual(1, len(self.reads))
+        self.assertEqual({self.ours}, self.placement.aggregates(self.rp))
+
+    def test_a_write_since_is_read_and_kept(self):
+        self.client.add_aggregate(self.rp, self.ours)
+        theirs = _uuid()
+        self.placement.add_aggregates(self.rp, theirs)
+
+        self.assertTrue(self.client.remove_aggregate(self.rp, self.ours))
+
+        self.assertEqual({theirs}, self.placement.aggregates(self.rp))
+
+    def test_nothing_to_do_is_checked_by_a_read(self):
+        self.client.add_aggregate(self.rp, self.ours)
+        self.placement.set_aggregates(self.rp, set())
+
+        self.assertTrue(self.client.add_aggregate(self.rp, self.ours))
+
+        self.assertEqual({self.ours}, self.placement.aggregates(self.rp))
+
+    def test_provider_lookup_remembered_until_gone(self):
+        lookups = []
+        self.placement.before_request('GET', '/resource_providers',
+                                      lookups.append, times=None)
+        self.assertEqual([self.rp],
+                         self.client.provider_uuids_named('compute-1'))
+        self.assertEqual([self.rp],
+                         self.client.provider_uuids_named('compute-1'))
+        self.assertEqual(1, len(lookups))
+
+        self.placement.delete_provider(self.rp)
+        new_rp = self.placement.create_provider('compute-1')
+        self.assertRaises(mirror_exc.ProviderGone,
+                          self.client.add_aggregate, self.rp, self.ours)
+
+        self.assertEqual([new_rp],
+                         self.client.provider_uuids_named('compute-1'))
+        self.assertEqual(2, len(lookups))
+
+    def test_no_provider_is_asked_again(self):
+        self.assertEqual([], self.client.provider_uuids_named('compute-2'))
+        rp = self.placement.create_provider('compute-2')
+
+        self.assertEqual([rp], self.client.provider_uuids_named('compute-2'))
+
+
 class TestProvidersNamed(mirror_base.MirrorTestCase):
 
     def test_exact_name_only(self):

@@ -166,9 +166,21 @@ class TestPathAndPatch(testtools.TestCase):
         patch_type = types.JsonPatch(('/host', '/state'))
         good = [{'op': 'replace', 'path': '/host', 'value': 'compute-7'}]
         self.assertEqual(good, body.from_json(patch_type, good))
-        for bad in ([], {'host': 'x'}, ['replace'],
-                    [{'op': 'add', 'path': '/host', 'value': 'x'}],
-                    [{'op': 'replace', 'path': '/uuid', 'value': 'x'}]):
+        for bad, detail in (
+                ([], 'the request body must be a non-empty JSON Patch list'),
+                ({'host': 'x'}, 'the request body must be a non-empty'),
+                (['replace'], 'field [0] must be an operation object, not '
+                              '"replace"'),
+                ([{'op': 'add', 'path': '/host', 'value': 'x'}],
+                 'field [0].op must be "replace" or "test", got "add"'),
+                ([{'op': 'replace', 'path': '/uuid', 'value': 'x'}],
+                 'field [0].path must be "/host" or "/state", got "/uuid"'),
+                ([good[0], {'op': 'replace', 'path': '/host'}],
+                 'field [1].value is missing'),
+                ([{'op': {'a': 1}, 'path': '/host', 'value': 'x'}],
+                 'field [0].op must be "replace" or "test", got an '
+                 'object')):
             error = self.assertRaises(exception.Invalid, body.from_json,
                                       patch_type, bad)
-            self.assertIn('request body', error.detail)
+            self.assertIn(detail, error.detail)
+            self.assertNotIn("'", error.detail)

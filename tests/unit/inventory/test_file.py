@@ -152,7 +152,9 @@ class NormalizeTestCase(InventoryFileTestCase):
         for given, expected in [
                 ('baremetal-gold', 'CUSTOM_BAREMETAL_GOLD'),
                 ('Baremetal.Large 2', 'CUSTOM_BAREMETAL_LARGE_2'),
-                ('CUSTOM_BAREMETAL_GPU', 'CUSTOM_BAREMETAL_GPU'),
+                ('BAREMETAL_GPU', 'CUSTOM_BAREMETAL_GPU'),
+                # nova.utils.normalize_rc_name always adds the prefix.
+                ('CUSTOM_BAREMETAL_GPU', 'CUSTOM_CUSTOM_BAREMETAL_GPU'),
                 (None, None), ('', None)]:
             node = self.load_one(ironic_node(resource_class=given))
             self.assertEqual(expected, node['resource_class'], given)
@@ -308,26 +310,36 @@ class RejectTestCase(testscenarios.WithScenarios, InventoryFileTestCase):
         ('size_bool', {'node': with_properties(cpus=True),
                        'field': 'properties.cpus: must be a whole number'}),
         ('long_name', {'node': ironic_node(name=LONG),
-                       'field': 'name: is longer than 255'}),
+                       'field': 'name: must be at most 255 characters'}),
         ('long_owner', {'node': ironic_node(owner=LONG),
-                        'field': 'owner: is longer than 255'}),
+                        'field': 'owner: must be at most 255 characters'}),
         ('long_lessee', {'node': ironic_node(lessee=LONG),
-                         'field': 'lessee: is longer than 255'}),
+                         'field': 'lessee: must be at most 255 characters'}),
         ('long_conductor_group', {'node': ironic_node(conductor_group=LONG),
-                                  'field': 'conductor_group: is longer than '
-                                           '255'}),
+                                  'field': 'conductor_group: must be at '
+                                           'most 255 characters'}),
         ('long_provision_state', {'node': ironic_node(
             provision_state='x' * 33),
-            'field': 'provision_state: is longer than 32'}),
+            'field': 'provision_state: must be at most 32 characters'}),
         ('long_resource_class', {'node': ironic_node(
             resource_class='r' * 250),
             'field': 'resource_class: is longer than 255'}),
         ('long_trait', {'node': ironic_node(traits=['CUSTOM_RAID', LONG]),
-                        'field': 'traits[1]: is longer than 255'}),
+                        'field': 'traits[1]: must be at most 255 characters'}),
         ('long_capability', {'node': with_properties(
             capabilities='boot_mode:' + LONG),
-            'field': 'properties.capabilities: boot_mode: key or value is '
-                     'longer than 255'}),
+            'field': 'properties.capabilities value of boot_mode: must be at '
+                     'most 255 characters'}),
+        ('nul_in_name', {'node': ironic_node(name='node\x00'),
+                         'field': 'name: contains a NUL character'}),
+        ('control_in_owner', {'node': ironic_node(owner='a\nb'),
+                              'field': 'owner: must contain only printable'}),
+        ('nul_in_capability', {'node': with_properties(
+            capabilities={'boot_mode': 'uefi\x00'}),
+            'field': 'properties.capabilities value of boot_mode: contains '
+                     'a NUL'}),
+        ('nul_in_trait', {'node': ironic_node(traits=['CUSTOM_\x00']),
+                          'field': 'traits[0]: contains a NUL'}),
         ('name_not_string', {'node': ironic_node(name=7),
                              'field': 'name: must be a string'}),
         ('maintenance_not_bool', {'node': ironic_node(maintenance='yes'),

@@ -36,7 +36,7 @@ def _node(**changes):
     """A node that matches GOLD_SPEC, with ``changes`` applied."""
     node = fakes.FakeNode(
         uuid='1be26c0b-03f2-4d2e-ae87-c02d7f33c123', name='node-1',
-        resource_class='baremetal-gold', memory_mb=2048, cpus=8,
+        resource_class='CUSTOM_BAREMETAL_GOLD', memory_mb=2048, cpus=8,
         local_gb=100, cpu_arch='x86_64', capabilities={'boot_mode': 'uefi'},
         traits=frozenset({'CUSTOM_RAID'}), owner=None, lessee=None)
     return dataclasses.replace(node, **changes)
@@ -90,7 +90,7 @@ class TestEligibility(FilterTestCase):
 
     def test_first_failure_follows_criteria_order(self):
         node = _node(maintenance=True, reserved=True, memory_mb=1,
-                     resource_class='silver')
+                     resource_class='CUSTOM_SILVER')
         self.assertFailsOn('maintenance', node)
         self.assertFailsOn('reserved', dataclasses.replace(
             node, maintenance=False))
@@ -153,20 +153,23 @@ class TestOwnerAndLessee(FilterTestCase):
 
 class TestResourceClass(FilterTestCase):
 
-    def test_node_class_is_normalized(self):
-        for name in ('baremetal-gold', 'BAREMETAL_GOLD',
-                     'CUSTOM_BAREMETAL_GOLD', 'baremetal.gold'):
-            self.assertPasses(_node(resource_class=name))
+    def test_node_class_is_compared_as_nova_reports_it(self):
+        # The inventory normalizes a node's class once, as Nova does; the
+        # matcher compares that, so Ironic's CUSTOM_BAREMETAL_GOLD (which
+        # Nova reports as CUSTOM_CUSTOM_BAREMETAL_GOLD) is another class.
+        self.assertPasses(_node(resource_class='CUSTOM_BAREMETAL_GOLD'))
+        self.assertFailsOn('resource_class', _node(
+            resource_class='CUSTOM_CUSTOM_BAREMETAL_GOLD'))
 
     def test_wrong_class(self):
-        for name in ('baremetal-silver', None, ''):
+        for name in ('CUSTOM_BAREMETAL_SILVER', None, ''):
             detail = self.assertFailsOn('resource_class',
                                         _node(resource_class=name))
             self.assertIn('CUSTOM_BAREMETAL_GOLD', detail)
 
     def test_no_class_requested_accepts_any(self):
         spec_ = dataclasses.replace(GOLD_SPEC, resource_class=None)
-        self.assertPasses(_node(resource_class='silver'), spec_)
+        self.assertPasses(_node(resource_class='CUSTOM_SILVER'), spec_)
         self.assertPasses(_node(resource_class=None), spec_)
 
 
@@ -353,7 +356,7 @@ class TestCriteria(FilterTestCase):
         'candidate_nodes': {'name': 'node-9', 'uuid': 'u-9'},
         'partition': {'shard': 'shard-2'},
         'owner': {'owner': 'someone-else'},
-        'resource_class': {'resource_class': 'silver'},
+        'resource_class': {'resource_class': 'CUSTOM_SILVER'},
         'cpu_arch': {'cpu_arch': 'aarch64'},
         'memory_mb': {'memory_mb': 512},
         'cpus': {'cpus': 1},

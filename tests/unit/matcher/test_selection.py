@@ -157,14 +157,15 @@ class TestEliminate(testtools.TestCase):
     CONTEXT = filters.MatchContext()
 
     def _gold(self, uuid, **fields):
-        fields.setdefault('resource_class', 'gold')
+        fields.setdefault('resource_class', 'CUSTOM_GOLD')
         fields.setdefault('traits', frozenset({'CUSTOM_RAID'}))
         fields.setdefault('capabilities', {'boot_mode': 'uefi'})
         return _node(uuid, **fields)
 
     def test_counts_first_failure_and_add_up_to_the_total(self):
         nodes = (
-            [self._gold('rc-%d' % i, resource_class='silver', reserved=True)
+            [self._gold('rc-%d' % i, resource_class='CUSTOM_SILVER',
+                        reserved=True)
              for i in range(2)]
             + [self._gold('res-%d' % i, reserved=True) for i in range(3)]
             + [self._gold('trait-%d' % i, traits=frozenset())
@@ -277,11 +278,12 @@ class TestExplain(testtools.TestCase):
             'memory_mb': 1024,
             'extra_specs': {'resources:CUSTOM_GOLD': '1',
                             'capabilities:boot_mode': 'uefi'}})
-        nodes = ([_node('a-%d' % i, resource_class='silver')
+        nodes = ([_node('a-%d' % i, resource_class='CUSTOM_SILVER')
                   for i in range(6)]
-                 + [_node('b-%d' % i, resource_class='gold', memory_mb=512)
+                 + [_node('b-%d' % i, resource_class='CUSTOM_GOLD',
+                          memory_mb=512)
                     for i in range(3)]
-                 + [_node('c', resource_class='gold',
+                 + [_node('c', resource_class='CUSTOM_GOLD',
                           capabilities='boot_mode:bios')])
         eliminated, values = _eliminate(
             spec_, nodes, filters.MatchContext())

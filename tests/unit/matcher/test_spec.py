@@ -85,8 +85,9 @@ class TestNormalizeResourceClass(testtools.TestCase):
             'baremetal.gold': 'CUSTOM_BAREMETAL_GOLD',
             'Baremetal  -- Gold v2': 'CUSTOM_BAREMETAL_GOLD_V2',
             'gold': 'CUSTOM_GOLD',
-            'CUSTOM_GOLD': 'CUSTOM_GOLD',
-            'custom-gold': 'CUSTOM_GOLD',
+            # As nova.utils.normalize_rc_name: the prefix is always added.
+            'CUSTOM_GOLD': 'CUSTOM_CUSTOM_GOLD',
+            'custom-gold': 'CUSTOM_CUSTOM_GOLD',
             'customgold': 'CUSTOM_CUSTOMGOLD',
             'straße': 'CUSTOM_STRA_E',
         }

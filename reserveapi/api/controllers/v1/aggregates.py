@@ -105,14 +105,10 @@ def _answer(body, synced):
 
 
 class AggregateHostsController(rest.RestController):
-    """``/v1/aggregates/{aggregate_uuid}/hosts/{host}``.
-
-    ``host`` defaults to empty so that a missing host name is a 400 that
-    says so, not a 404.
-    """
+    """``/v1/aggregates/{aggregate_uuid}/hosts/{host}``."""
 
     @expose.expose()
-    def put(self, aggregate_uuid, host=''):
+    def put(self, aggregate_uuid, host):
         policy.authorize(aggregate_policy.ADD_HOST,
                          pecan.request.context)
         record = mirror_state.join(_aggregate_uuid(aggregate_uuid),
@@ -120,7 +116,7 @@ class AggregateHostsController(rest.RestController):
         return _answer(render_membership(record), record.synced)
 
     @expose.expose()
-    def delete(self, aggregate_uuid, host=''):
+    def delete(self, aggregate_uuid, host):
         policy.authorize(aggregate_policy.REMOVE_HOST,
                          pecan.request.context)
         record = mirror_state.leave(_aggregate_uuid(aggregate_uuid),
@@ -133,13 +129,12 @@ class AggregatesController(rest.RestController):
     hosts = AggregateHostsController()
     _custom_actions = {'sync': ['POST']}
 
-    @expose.expose()
+    @expose.expose(query=collection.page_query(mirror_state.SORT_KEYS))
     def get_all(self, limit=None, marker=None, sort_key=None,
                 sort_dir=None):
         policy.authorize(aggregate_policy.LIST, pecan.request.context)
         limit, marker, sort_key, sort_dir = collection.page_args(
-            limit, marker, sort_key, sort_dir, mirror_state.SORT_KEYS,
-            'uuid')
+            limit, marker, sort_key, sort_dir, 'uuid')
         items = mirror_state.list_aggregates(limit + 1, marker, sort_key,
                                              sort_dir)
         return collection.render(
@@ -160,7 +155,7 @@ class AggregatesController(rest.RestController):
             _aggregate_uuid(aggregate_uuid))
         return _answer(render(aggregate), aggregate.synced)
 
-    @expose.expose()
+    @expose.expose(body=True)
     def sync(self):
         policy.authorize(aggregate_policy.SYNC, pecan.request.context)
         body = body_mod.request_body(SyncRequest)

@@ -20,12 +20,13 @@ from pecan import rest
 from reserveapi import policy
 from reserveapi import reservations
 from reserveapi.api import expose
+from reserveapi.api import types
 from reserveapi.policies import capacity as capacity_policy
 
 
 class CapacityController(rest.RestController):
 
-    @expose.expose()
+    @expose.expose(query={'host': types.host_name})
     def get_all(self, host=None):
         policy.authorize(capacity_policy.GET, pecan.request.context)
         body = {'capacity': reservations.get_capacity(host)}

@@ -16,36 +16,28 @@ import urllib.parse
 
 import pecan
 
+from reserveapi.api import types
 from reserveapi.api.controllers import link
-from reserveapi.common import exception
 import reserveapi.conf
 
 CONF = reserveapi.conf.CONF
 
 
-def page_args(limit, marker, sort_key, sort_dir, sort_keys, default_key):
-    """Validated ``(limit, marker, sort_key, sort_dir)``; limit capped at
-    [api] max_limit.
+def page_query(sort_keys):
+    """The query parameters of a list: ``limit``, ``marker`` (a UUID of
+    the list), ``sort_key`` (one of ``sort_keys``) and ``sort_dir``.
+    """
+    return {'limit': types.limit, 'marker': types.uuid,
+            'sort_key': types.OneOf(sort_keys), 'sort_dir': types.sort_dir}
+
+
+def page_args(limit, marker, sort_key, sort_dir, default_key):
+    """``(limit, marker, sort_key, sort_dir)`` with their defaults; limit
+    capped at [api] max_limit. The values are already validated.
     """
     max_limit = CONF.api.max_limit
-    if limit is None:
-        limit = max_limit
-    else:
-        try:
-            limit = int(limit)
-        except ValueError:
-            raise exception.Invalid(reason='limit must be an integer.')
-        if limit < 1:
-            raise exception.Invalid(reason='limit must be at least 1.')
-        limit = min(limit, max_limit)
-    sort_key = sort_key or default_key
-    if sort_key not in sort_keys:
-        raise exception.Invalid(reason='sort_key must be one of %s.'
-                                % ', '.join(sort_keys))
-    sort_dir = sort_dir or 'asc'
-    if sort_dir not in ('asc', 'desc'):
-        raise exception.Invalid(reason="sort_dir must be 'asc' or 'desc'.")
-    return limit, marker, sort_key, sort_dir
+    limit = max_limit if limit is None else min(limit, max_limit)
+    return limit, marker, sort_key or default_key, sort_dir or 'asc'
 
 
 def render(name, items, limit, path, marker_of):

@@ -12,7 +12,6 @@
 
 """``/v1/nodes``: the inventory, with each node's live reservation."""
 
-from oslo_utils import strutils
 import pecan
 from pecan import rest
 
@@ -127,18 +126,13 @@ def render_inventory(state):
     }
 
 
-def _bool(name, value):
-    if value is None:
-        return None
-    try:
-        return strutils.bool_from_string(value, strict=True)
-    except ValueError:
-        raise exception.Invalid(reason='%s must be true or false.' % name)
-
-
 class NodesController(rest.RestController):
 
-    @expose.expose()
+    @expose.expose(query=dict(
+        collection.page_query(nodes.SORT_KEYS),
+        resource_class=types.name, provision_state=types.name,
+        conductor_group=types.text, shard=types.name,
+        maintenance=types.boolean, reserved=types.boolean))
     def get_all(self, resource_class=None, provision_state=None,
                 conductor_group=None, shard=None, maintenance=None,
                 reserved=None, limit=None, marker=None, sort_key=None,
@@ -147,16 +141,18 @@ class NodesController(rest.RestController):
         version = pecan.request.version
         if shard is not None and version < microversion.PARTITIONS:
             raise exception.Invalid(
-                reason='unknown query parameter(s) shard.')
+                reason='unknown query parameter shard; it takes '
+                       'microversion %s or later.'
+                       % (microversion.PARTITIONS,))
         limit, marker, sort_key, sort_dir = collection.page_args(
-            limit, marker, sort_key, sort_dir, nodes.SORT_KEYS, 'uuid')
+            limit, marker, sort_key, sort_dir, 'uuid')
         filters = {key: value for key, value in (
             ('resource_class', resource_class),
             ('provision_state', provision_state),
             ('conductor_group', conductor_group),
             ('shard', shard),
-            ('maintenance', _bool('maintenance', maintenance)),
-            ('reserved', _bool('reserved', reserved))) if value is not None}
+            ('maintenance', maintenance),
+            ('reserved', reserved)) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
                                  sort_dir)
         visible = _reservation_visibility(pecan.request.context)

@@ -12,7 +12,6 @@
 
 """``/v1/reservations``: hold one node for one instance."""
 
-import jsonpatch
 import pecan
 from pecan import rest
 from wsme import types as wtypes
@@ -27,6 +26,7 @@ from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.common import validators
 from reserveapi.policies import reservation as reservation_policy
 
@@ -72,15 +72,24 @@ def render(reservation):
 
 
 def _new_values(current, patch):
-    """The ``{'host', 'state'}`` changes ``patch`` makes to ``current``."""
+    """The ``{'host', 'state'}`` changes ``patch`` makes to ``current``.
+
+    The patch's shape is checked (``types.JsonPatch``): each operation
+    replaces or tests ``/host`` or ``/state`` with a value, in order, as
+    RFC 6902 applies them.
+    """
     document = {'host': current.host, 'state': current.state}
-    try:
-        patched = jsonpatch.JsonPatch(patch).apply(document)
-    except jsonpatch.JsonPatchTestFailed as exc:
-        raise exception.Conflict(reason='JSON Patch test failed: %s' % exc)
-    except (jsonpatch.JsonPatchException,
-            jsonpatch.JsonPointerException) as exc:
-        raise exception.Invalid(reason='invalid JSON Patch: %s' % exc)
+    patched = dict(document)
+    for index, operation in enumerate(patch):
+        key = operation['path'][1:]
+        value = operation['value']
+        if operation['op'] == 'replace':
+            patched[key] = value
+        elif patched[key] != value:
+            raise exception.Conflict(
+                reason='JSON Patch operation [%d] tests that %s is %s, but '
+                       'it is %s.' % (index, key, validators.describe(value),
+                                      validators.describe(patched[key])))
     try:
         validators.host_name(patched['host'])
     except ValueError as exc:
@@ -110,7 +119,11 @@ class ReservationsController(rest.RestController):
             raise exception.ReservationNotFound(reservation=uuid)
         return reservation
 
-    @expose.expose()
+    @expose.expose(query=dict(
+        collection.page_query(reservations.SORT_KEYS),
+        host=types.host_name, instance_uuid=types.uuid, node_uuid=types.uuid,
+        state=types.OneOf(states.RESERVATION_STATES),
+        project_id=types.name))
     def get_all(self, host=None, instance_uuid=None, node_uuid=None,
                 state=None, project_id=None, limit=None, marker=None,
                 sort_key=None, sort_dir=None):
@@ -125,8 +138,7 @@ class ReservationsController(rest.RestController):
                 raise
             project_id = context.project_id
         limit, marker, sort_key, sort_dir = collection.page_args(
-            limit, marker, sort_key, sort_dir,
-            reservations.SORT_KEYS, 'created_at')
+            limit, marker, sort_key, sort_dir, 'created_at')
         filters = {key: value for key, value in (
             ('host', host), ('instance_uuid', instance_uuid),
             ('node_uuid', node_uuid), ('state', state),
@@ -142,7 +154,7 @@ class ReservationsController(rest.RestController):
         return render(self._authorized_reservation(
             reservation_policy.GET, reservation_uuid))
 
-    @expose.expose(status=201)
+    @expose.expose(status=201, body=True)
     def post(self):
         context = pecan.request.context
         policy.authorize(reservation_policy.CREATE, context)
@@ -165,7 +177,8 @@ class ReservationsController(rest.RestController):
         pecan.response.location = rendered['links'][0]['href']
         return rendered
 
-    @expose.expose()
+    @expose.expose(body=True, media_types=(
+        'application/json', body_mod.JSON_PATCH_MEDIA_TYPE))
     def patch(self, reservation_uuid):
         current = self._authorized_reservation(
             reservation_policy.UPDATE, reservation_uuid)
@@ -177,4 +190,4 @@ class ReservationsController(rest.RestController):
     def delete(self, reservation_uuid):
         reservation = self._authorized_reservation(
             reservation_policy.DELETE, reservation_uuid)
-        reservations.release(reservation.uuid)
+        reservations.release(reservation)

@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What SQLite and MariaDB/MySQL need beyond oslo.db's engine set-up;
+PostgreSQL needs nothing.
+
+SQLite (the demo, served by a threaded server): a write transaction
+starts with ``BEGIN IMMEDIATE``, so two writers queue for the lock
+instead of both reading and then failing to upgrade (``database is
+locked``, at once, whatever the timeout); every connection waits up to
+BUSY_TIMEOUT for a lock; a ``database is locked`` that still happens is
+a deadlock to oslo.db, which the writers' retry decorators retry. This
+is SQLAlchemy's pysqlite recipe: oslo.db already sets
+``isolation_level = None`` and emits a plain BEGIN on the ``begin``
+event; its listener is replaced by one that emits the IMMEDIATE one for
+writers (``writing()``) and the plain one otherwise.
+
+MariaDB/MySQL: oslo.db connects with ``charset=utf8`` (three bytes per
+character at most) unless the URL names a charset; our tables are
+utf8mb4, so the connection is made utf8mb4 too, and an emoji host name is
+stored like any other.
+"""
+
+import contextlib
+import os
+import threading
+
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import exc_filters
+import sqlalchemy as sa
+
+BUSY_TIMEOUT = 30
+"""Seconds an SQLite connection waits for another's lock."""
+MYSQL_CHARSET = 'utf8mb4'
+_OSLO_DB_BEGIN = '_sqlite_emit_begin'
+"""oslo.db's listener that emits SQLite's BEGIN (oslo_db.sqlalchemy.
+engines._init_events); a test checks that writers still begin
+IMMEDIATE, should it be renamed."""
+
+_writing = threading.local()
+
+
+@contextlib.contextmanager
+def writing():
+    """Marks this thread's transactions as writers while in the block."""
+    previous = getattr(_writing, 'active', False)
+    _writing.active = True
+    try:
+        yield
+    finally:
+        _writing.active = previous
+
+
+def configure(engine):
+    """An enginefacade ``on_engine_create`` hook."""
+    if engine.dialect.name == 'sqlite':
+        _configure_sqlite(engine)
+    elif engine.dialect.name == 'mysql':
+        _configure_mysql(engine)
+
+
+def _configure_sqlite(engine):
+    database = engine.url.database
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def create_directory(dialect, connection_record, cargs, cparams):
+        # The state directory appears when the database is first opened,
+        # not when a command that never opens it starts.
+        if database and database != ':memory:' and not database.startswith(
+                'file:'):
+            os.makedirs(os.path.dirname(os.path.abspath(database)),
+                        exist_ok=True)
+
+    @sa.event.listens_for(engine, 'connect')
+    def wait_for_locks(dbapi_connection, connection_record):
+        dbapi_connection.execute('PRAGMA busy_timeout = %d'
+                                 % (BUSY_TIMEOUT * 1000))
+
+    for listener in list(engine.dispatch.begin):
+        if getattr(listener, '__name__', None) == _OSLO_DB_BEGIN:
+            sa.event.remove(engine, 'begin', listener)
+
+    @sa.event.listens_for(engine, 'begin')
+    def begin(connection):
+        # As oslo.db's, which marks the transaction it began the same way
+        # and unmarks it on commit and rollback.
+        if 'in_transaction' not in connection.info:
+            connection.exec_driver_sql(
+                'BEGIN IMMEDIATE' if getattr(_writing, 'active', False)
+                else 'BEGIN')
+            connection.info['in_transaction'] = True
+
+
+def _configure_mysql(engine):
+    if 'charset' in engine.url.query:
+        return
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def use_utf8mb4(dialect, connection_record, cargs, cparams):
+        cparams['charset'] = MYSQL_CHARSET
+
+
+@exc_filters.filters('sqlite', sa.exc.OperationalError,
+                     r'.*database is (?:locked|busy)')
+def _sqlite_locked(operational_error, match, engine_name, is_disconnect):
+    raise db_exc.DBDeadlock(operational_error)

@@ -1,0 +1,120 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What each backend gets beyond oslo.db's set-up (db/backends.py): on
+SQLite, writers begin IMMEDIATE and wait for the lock, and a lock held
+too long is a 503 DatabaseBusy, retried first; on MariaDB/MySQL, the
+connection speaks utf8mb4.
+"""
+
+import os
+import sqlite3
+import threading
+import types
+
+import fixtures
+from oslo_db.sqlalchemy import engines
+import sqlalchemy as sa
+
+from reserveapi.common import exception
+from reserveapi.db import backends
+from reserveapi.db import base as db_base
+from reserveapi.db import migration
+from reserveapi.db import reservations as db_reservations
+from tests.functional import base
+
+
+def _statements(test, engine):
+    seen = []
+
+    def record(conn, cursor, statement, parameters, context, many):
+        seen.append(' '.join(statement.split()[:2]).upper())
+
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    test.addCleanup(sa.event.remove, engine, 'before_cursor_execute', record)
+    return seen
+
+
+class TestSQLiteTransactions(base.DBTestCase):
+
+    def test_writers_begin_immediate_readers_plain(self):
+        seen = _statements(self, self.engine)
+        with db_base.writer() as session:
+            session.execute(sa.text('SELECT 1'))
+        with db_base.reader() as session:
+            session.execute(sa.text('SELECT 1'))
+        self.assertEqual(['BEGIN IMMEDIATE', 'SELECT 1', 'BEGIN',
+                          'SELECT 1'], seen)
+
+
+class TestSQLiteLock(base.DBTestCase):
+    """A file database, as the demo has, locked by another process."""
+
+    def setUp(self):
+        super().setUp()
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'state', 'reserveapi.sqlite')
+        self.useFixture(fixtures.MonkeyPatch(
+            'reserveapi.db.backends.BUSY_TIMEOUT', 0.2))
+        engine = engines.create_engine('sqlite:///%s' % path, max_retries=0)
+        backends.configure(engine)
+        self.addCleanup(engine.dispose)
+        migration.upgrade(engine=engine)
+        self.addCleanup(db_base.main_context_manager.patch_engine(engine))
+        self.other = sqlite3.connect(path, isolation_level=None,
+                                     check_same_thread=False)
+        self.addCleanup(self.other.close)
+
+    def lock(self):
+        self.other.execute('BEGIN EXCLUSIVE')
+
+    def test_a_lock_held_too_long_is_busy(self):
+        self.lock()
+        error = self.assertRaises(exception.DatabaseBusy,
+                                  self._delete_everything)
+        self.assertEqual(503, error.status)
+        self.other.execute('ROLLBACK')
+
+    def test_a_writer_retries_until_the_lock_is_free(self):
+        self.lock()
+        timer = threading.Timer(0.5, self.other.execute, ('COMMIT',))
+        timer.start()
+        self.addCleanup(timer.join)
+        gone = types.SimpleNamespace(
+            uuid='f6a9b9c2-8a0e-4b8a-9d8e-4f3c2b1a0e9d', node_id=1)
+        self.assertRaises(exception.ReservationNotFound,
+                          db_reservations.delete_reservation, gone)
+
+    @staticmethod
+    def _delete_everything():
+        with db_base.writer() as session:
+            session.execute(sa.text('DELETE FROM reservations'))
+
+
+class TestMySQLCharset(base.DBTestCase):
+    scenarios = [base.MYSQL]
+
+    def test_connection_speaks_utf8mb4(self):
+        with db_base.reader() as session:
+            charset = session.execute(sa.text(
+                'SELECT @@character_set_connection')).scalar()
+        self.assertEqual('utf8mb4', charset)
+
+    def test_a_url_naming_a_charset_keeps_it(self):
+        url = self.engine.url.update_query_dict({'charset': 'utf8'})
+        engine = engines.create_engine(
+            url.render_as_string(hide_password=False), max_retries=0)
+        backends.configure(engine)
+        self.addCleanup(engine.dispose)
+        with engine.connect() as connection:
+            self.assertEqual('utf8mb3', connection.execute(sa.text(
+                'SELECT @@character_set_connection')).scalar())
