@@ -146,6 +146,20 @@ class IronicServiceTestCase(IronicTestCase):
                          result.stdout + result.stderr)
         return result.stdout + result.stderr
 
+    def start_command(self, name, *argv):
+        """Start a console script; see ``finish_command``."""
+        return subprocess.Popen(
+            [_command(name), '--config-file', self.config_file] + list(argv),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            stdin=subprocess.DEVNULL)
+
+    def finish_command(self, process, expected=0):
+        """What a started console script printed, once it exited
+        ``expected``."""
+        output, _ = process.communicate(timeout=120)
+        self.assertEqual(expected, process.returncode, output)
+        return output
+
     def start_api(self, workers=2, threads=4):
         self.port = _free_port()
         log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')

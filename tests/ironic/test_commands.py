@@ -16,6 +16,7 @@ exit 0 while Ironic answers) and ``reserveapi-worker --once`` (every
 change made in Ironic since the last sync), read back through the API.
 """
 
+import re
 import uuid as uuidlib
 
 from tests.ironic import base
@@ -78,6 +79,32 @@ class TestCommands(base.IronicServiceTestCase):
         nodes, _inventory = self.nodes()
         self.assertNotIn(maintenance, nodes)
         self.assertEqual(5, len(nodes))
+
+    def test_syncs_at_once_take_turns(self):
+        self.ironic.seed_nodes(300, **base.GOLD)
+
+        # Two operators and a worker, at the same moment, on one database.
+        runs = [self.start_command('reserveapi-manage', 'sync-nodes'),
+                self.start_command('reserveapi-manage', 'sync-nodes'),
+                self.start_command('reserveapi-worker', '--once')]
+        outputs = [self.finish_command(run) for run in runs]
+
+        # One pass (whichever process took the lease first) added every
+        # node; each later one found nothing to change. Both sync-nodes
+        # ran a pass (the later waited for the lease); the worker's ran
+        # too, or was skipped while another process synced.
+        passes = sorted(int(added) for added in re.findall(
+            r'Ironic (?:full|incremental) sync: added (\d+)',
+            ''.join(outputs)))
+        self.assertEqual([300], passes[-1:])
+        self.assertEqual({0}, set(passes[:-1]))
+        self.assertIn(len(passes), (2, 3))
+        for output in outputs[:2]:
+            self.assertIn('Nodes: ', output)
+        self.start_api(workers=1, threads=1)
+        nodes, inventory = self.nodes()
+        self.assertEqual(300, len(nodes))
+        self.assertIsNotNone(inventory['synced_at'])
 
     def test_ironic_down(self):
         self.ironic.seed_nodes(2, **base.GOLD)
