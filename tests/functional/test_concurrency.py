@@ -23,7 +23,6 @@ import concurrent.futures
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from reserveapi.db import node_sync
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
+from tests.functional.fixtures import deployment
 
 POOL_SIZE = 12
 CLIENTS = 16
@@ -67,12 +67,6 @@ def _pool_node(index):
     }
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class TestConcurrentReservations(base.DBTestCase):
     scenarios = base.SERVER_BACKENDS
 
@@ -82,7 +76,7 @@ class TestConcurrentReservations(base.DBTestCase):
         node_sync.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
             node) for node in nodes})
         self.pool = {node['uuid'] for node in nodes}
-        self.port = _free_port()
+        self.port = deployment.free_port()
         self._start_api()
 
     def _start_api(self):
@@ -102,17 +96,8 @@ class TestConcurrentReservations(base.DBTestCase):
              'reserveapi.wsgi.api:application'],
             env=dict(os.environ, RESERVEAPI_CONFIG_FILE=config_file),
             stdout=log, stderr=subprocess.STDOUT)
-        self.addCleanup(self._stop, server)
+        self.addCleanup(deployment.stop, server)
         self._wait_until_serving(server, log.name)
-
-    @staticmethod
-    def _stop(server):
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
     def _wait_until_serving(self, server, log_name):
         deadline = time.monotonic() + START_TIMEOUT

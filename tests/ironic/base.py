@@ -15,7 +15,6 @@
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from reserveapi.inventory import sync as inventory_sync
 from tests.fixtures import ironic as ironic_fixture
 from tests.functional import base as functional_base
 from tests.functional import inventory
+from tests.functional.fixtures import deployment
 
 
 class IronicTestCase(base.BaseTestCase):
@@ -104,16 +104,6 @@ START_TIMEOUT = 60
 REQUEST_TIMEOUT = 60
 
 
-def _command(name):
-    return os.path.join(os.path.dirname(sys.executable), name)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class IronicServiceTestCase(IronicTestCase):
     """reserveapi as operators run it: its console scripts and gunicorn,
     in processes of their own, on a SQLite file, inventory from the
@@ -139,7 +129,8 @@ class IronicServiceTestCase(IronicTestCase):
         """Run a console script; what it printed (stdout, then stderr),
         once it exited ``expected``."""
         result = subprocess.run(
-            [_command(name), '--config-file', self.config_file] + list(argv),
+            [deployment.script(name), '--config-file', self.config_file]
+            + list(argv),
             capture_output=True, text=True, timeout=120,
             stdin=subprocess.DEVNULL)
         self.assertEqual(expected, result.returncode,
@@ -149,7 +140,8 @@ class IronicServiceTestCase(IronicTestCase):
     def start_command(self, name, *argv):
         """Start a console script; see ``finish_command``."""
         return subprocess.Popen(
-            [_command(name), '--config-file', self.config_file] + list(argv),
+            [deployment.script(name), '--config-file', self.config_file]
+            + list(argv),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             stdin=subprocess.DEVNULL)
 
@@ -161,7 +153,7 @@ class IronicServiceTestCase(IronicTestCase):
         return output
 
     def start_api(self, workers=2, threads=4):
-        self.port = _free_port()
+        self.port = deployment.free_port()
         log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')
         self.addCleanup(log.close)
         self.addOnException(lambda exc_info: self.addDetail(
@@ -173,7 +165,7 @@ class IronicServiceTestCase(IronicTestCase):
              'reserveapi.wsgi.api:application'],
             env=dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file),
             stdout=log, stderr=subprocess.STDOUT)
-        self.addCleanup(self.stop_api, server)
+        self.addCleanup(deployment.stop, server)
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline and server.poll() is None:
             try:
@@ -183,15 +175,6 @@ class IronicServiceTestCase(IronicTestCase):
                 time.sleep(0.2)
         with open(log.name) as output:
             self.fail('gunicorn did not serve: %s' % output.read()[-2000:])
-
-    @staticmethod
-    def stop_api(server):
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
     def call(self, method, path, body=None, headers=None):
         """One request to the API: ``(status, parsed body)``."""
