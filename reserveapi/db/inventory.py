@@ -28,7 +28,8 @@ from reserveapi.db import models
 from reserveapi.db import records
 
 _SYNC_COLUMNS = ('source', 'synced_at', 'nodes', 'full_synced_at',
-                 'watermark', 'location', 'outage_since', 'last_error')
+                 'watermark', 'location', 'outage_since', 'last_error',
+                 'document_digest', 'nodes_digest')
 
 
 def get_inventory_sync(source):
@@ -61,10 +62,11 @@ def _ensure_row(session, source):
 
 @base.retry_on_busy
 def record_inventory_sync(source, nodes, started_at=None, full=True,
-                          watermark=None, location=None):
+                          watermark=None, location=None, digests=None):
     """Note a complete pass over ``source`` that started reading at
     ``started_at``, after which the inventory held ``nodes`` nodes; it
-    ends any outage. Returns when that outage began, or None.
+    ends any outage. ``digests``: the document's and the node table's
+    after the pass (a file). Returns when that outage began, or None.
 
     :raises: DBError
     """
@@ -78,6 +80,8 @@ def record_inventory_sync(source, nodes, started_at=None, full=True,
         values['watermark'] = watermark
     if location is not None:
         values['location'] = location[:255]
+    if digests is not None:
+        values['document_digest'], values['nodes_digest'] = digests
     with base.writer() as session:
         _ensure_row(session, source)
         outage = session.scalar(sa.select(table.outage_since).where(

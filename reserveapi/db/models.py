@@ -221,7 +221,9 @@ class InventorySync(Base):
     ``reserveapi-status`` tells a stalled sync by it. For Ironic also the
     last full pass, the incremental watermark (Ironic's clock), where the
     nodes came from, an outage in progress, and the lease that lets one
-    worker sync at a time.
+    worker sync at a time. For a file, the digests of the document last
+    applied and of the node table it left, so that an unchanged document
+    is not read again.
     """
 
     __tablename__ = 'inventory_syncs'
@@ -241,6 +243,8 @@ class InventorySync(Base):
     last_error = sa.Column(sa.Text, nullable=True)
     claimed_by = sa.Column(sa.String(255), nullable=True)
     claimed_until = sa.Column(DateTime, nullable=True)
+    document_digest = sa.Column(sa.String(64), nullable=True)
+    nodes_digest = sa.Column(sa.String(64), nullable=True)
 
 
 class IronicRelease(TimestampMixin, Base):

@@ -17,16 +17,22 @@ before anything is written), or a page at a time (``upsert_nodes``, then
 ``remove_missing`` once a full pass has read every page: the Ironic
 source, so that 100,000 nodes never sit in memory nor in one
 transaction). Either way an unchanged node costs a fingerprint
-comparison; changed and new ones are written in bulk, a statement per
-chunk, never one per node.
+comparison; changed and new ones are written in bulk: one upsert per
+chunk (``INSERT … ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
+KEY UPDATE`` on MariaDB/MySQL), never a statement per node.
 """
 
 import dataclasses
+import hashlib
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 
 from reserveapi.db import base
+from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import records
@@ -64,7 +70,8 @@ def sync_nodes(nodes, fingerprints, now=None):
 
     ``fingerprints`` maps each uuid to a digest of its dict, so unchanged
     nodes cost one comparison. A vanished node with a live reservation is
-    flagged ``vanished`` instead of being dropped. Returns counts.
+    flagged ``vanished`` instead of being dropped. Returns counts, and
+    the digest of the table it leaves (see ``confirm_unchanged``).
 
     :raises: DBError
     """
@@ -75,20 +82,50 @@ def sync_nodes(nodes, fingerprints, now=None):
         plan = _diff(existing, nodes, fingerprints)
         _plan_removal(session, plan, existing,
                       {node['uuid'] for node in nodes})
-        _update(session, plan.updated, fingerprints, now)
-        _add(session, plan.added, fingerprints, now)
+        _write(session, plan, fingerprints, now)
         _remove(session, plan.removed, plan.flagged, now)
         # Everything was just read again (another source's marks too).
-        session.execute(
-            sa.update(models.Node).where(
-                models.Node.stale_since.is_not(None))
-            .values(stale_since=None, updated_at=models.Node.updated_at),
-            execution_options={'synchronize_session': False})
+        _clear_stale(session, None)
         db_nodes.refresh_flags(session)
+        digest = _table_digest(session)
     counts = plan.counts()
     if worth_analyzing(counts):
         analyze()
-    return counts
+    return counts, digest
+
+
+@base.retry_on_deadlock
+def confirm_unchanged(digest):
+    """The sync of a document already applied: if the table is still
+    what that sync left (``digest``, as ``sync_nodes`` returned it) and
+    no vanished node has lost its reservation since, it only clears the
+    stale marks, as a sync does, and returns counts; otherwise None, and
+    the caller syncs in full.
+
+    :raises: DBError
+    """
+    node = models.Node
+    with base.writer() as session:
+        if _table_digest(session) != digest or session.scalar(
+                sa.select(sa.func.count()).select_from(node).where(
+                    node.vanished.is_(True),
+                    sa.not_(matching.has_live_reservation()))):
+            return None
+        db_nodes.refresh_flags(session, _clear_stale(session, None))
+        unchanged = session.scalar(sa.select(sa.func.count()).select_from(
+            node).where(node.vanished.is_(False)))
+    return {'added': 0, 'updated': 0, 'unchanged': unchanged, 'removed': 0,
+            'flagged': 0}
+
+
+def _table_digest(session):
+    """A digest of every node's fingerprint and vanished flag: equal
+    digests, equal tables (but for derived flags and stale marks)."""
+    node = models.Node
+    lines = sorted('%s %d\n' % (fingerprint, vanished)
+                   for fingerprint, vanished in session.execute(
+                       sa.select(node.fingerprint, node.vanished)))
+    return hashlib.sha256(''.join(lines).encode()).hexdigest()
 
 
 @base.retry_on_busy
@@ -111,12 +148,10 @@ def upsert_nodes(nodes, fingerprints, read_at, now=None):
             # Read again under the write lock: the plan must be current.
             plan, refreshed = _page_plan(session, nodes, fingerprints,
                                          read_at)
-            _update(session, plan.updated, fingerprints, now)
-            added_ids = _add(session, plan.added, fingerprints, now)
-            _clear_stale(session, refreshed, read_at)
+            written_ids = _write(session, plan, fingerprints, now)
+            _clear_stale(session, read_at, refreshed)
             db_nodes.refresh_flags(session, sorted(
-                set(refreshed) | set(added_ids)
-                | {node_id for node_id, _node in plan.updated}))
+                set(refreshed) | set(written_ids)))
     counts = plan.counts()
     del counts['removed'], counts['flagged']
     counts['refreshed'] = len(refreshed)
@@ -194,45 +229,87 @@ def _columns(node):
     return {column: node[column] for column in records.NODE_COLUMNS}
 
 
-def _update(session, updated, fingerprints, now):
-    """Rewrite changed rows: one executemany UPDATE by primary key per
-    chunk, then their traits and capabilities."""
-    for chunk in base.chunks(updated):
-        session.execute(sa.update(models.Node), [
-            dict(_columns(node), id=node_id,
-                 fingerprint=fingerprints[node['uuid']], vanished=False,
-                 synced_at=now, updated_at=now)
-            for node_id, node in chunk])
-    _replace_children(session, [node_id for node_id, _node in updated],
-                      updated)
+_UPSERT_CHUNK = 500
+"""Rows per upsert: 19 columns each, under every driver's limit of bound
+parameters in one statement."""
 
 
-def _add(session, added, fingerprints, now):
-    """Insert new rows a chunk at a time; returns their ids."""
-    added_ids = []
-    for chunk in base.chunks(added):
-        session.execute(sa.insert(models.Node), [
-            dict(_columns(node), fingerprint=fingerprints[node['uuid']],
-                 vanished=False, synced_at=now, created_at=now)
-            for node in chunk])
-        ids = dict(session.execute(
-            sa.select(models.Node.uuid, models.Node.id).where(
-                models.Node.uuid.in_([node['uuid'] for node in chunk]))
-        ).all())
-        _replace_children(session, [],
-                          [(ids[node['uuid']], node) for node in chunk])
-        added_ids.extend(ids.values())
-    return added_ids
+def _write(session, plan, fingerprints, now):
+    """Insert the new nodes and rewrite the changed ones, then their
+    traits and capabilities; returns the ids of every node written.
+
+    Upserts rather than an UPDATE per changed row: psycopg2 sends an
+    UPDATE executemany one row at a time, while a multi-row INSERT is one
+    round trip per chunk for new and changed nodes alike.
+    """
+    nodes = plan.added + [node for _node_id, node in plan.updated]
+    if not nodes:
+        return []
+    dialect = session.get_bind().dialect
+    upsert = _upsert_statement(dialect.name)
+    ids = {}
+    for chunk in base.chunks(nodes, _UPSERT_CHUNK):
+        rows = [dict(_columns(node), fingerprint=fingerprints[node['uuid']],
+                     vanished=False, synced_at=now, created_at=now,
+                     updated_at=None)
+                for node in chunk]
+        if dialect.insert_executemany_returning:
+            # RETURNING also makes SQLAlchemy send the chunk as one
+            # multi-row statement (without it, psycopg2 gets a row-by-row
+            # executemany).
+            ids.update(session.execute(upsert.returning(
+                models.Node.uuid, models.Node.id), rows).all())
+        else:  # MySQL: PyMySQL batches the INSERT itself; no RETURNING
+            session.execute(upsert, rows)
+            ids.update(session.execute(
+                sa.select(models.Node.uuid, models.Node.id).where(
+                    models.Node.uuid.in_([node['uuid'] for node in chunk]))
+            ).all())
+    _replace_children(session, [node_id for node_id, _node in plan.updated],
+                      [(ids[node['uuid']], node) for node in nodes])
+    return list(ids.values())
 
 
-def _clear_stale(session, node_ids, read_at):
+_REWRITTEN = records.NODE_COLUMNS + ('fingerprint', 'vanished', 'synced_at')
+
+
+def _upsert_statement(dialect):
+    """INSERT of a node row that rewrites the row of the same uuid
+    instead, keeping its id, creation time and derived flags. Its
+    ``updated_at`` becomes the ``created_at`` the row would have had:
+    the time of this write.
+    """
+    table = models.Node.__table__
+    if dialect == 'mysql':
+        insert = mysql.insert(table)
+        new = insert.inserted
+        return insert.on_duplicate_key_update(
+            [(column, new[column]) for column in _REWRITTEN]
+            + [('updated_at', new.created_at)])
+    insert = {'postgresql': postgresql.insert,
+              'sqlite': sqlite.insert}[dialect](table)
+    new = insert.excluded
+    return insert.on_conflict_do_update(
+        index_elements=['uuid'],
+        set_=dict({column: new[column] for column in _REWRITTEN},
+                  updated_at=new.created_at))
+
+
+def _clear_stale(session, read_at, node_ids=None):
+    """Clear the stale marks set before ``read_at`` (None: all of them) of
+    ``node_ids`` (None: any node); returns the ids cleared."""
     node = models.Node
+    if node_ids is None:
+        node_ids = list(session.scalars(sa.select(node.id).where(
+            node.stale_since.is_not(None))))
     for ids in base.chunks(node_ids):
+        query = sa.update(node).where(node.id.in_(ids))
+        if read_at is not None:
+            query = query.where(node.stale_since < read_at)
         session.execute(
-            sa.update(node).where(node.id.in_(ids),
-                                  node.stale_since < read_at)
-            .values(stale_since=None, updated_at=node.updated_at),
+            query.values(stale_since=None, updated_at=node.updated_at),
             execution_options={'synchronize_session': False})
+    return node_ids
 
 
 def _remove(session, removed, flagged, now):
@@ -251,15 +328,17 @@ def _replace_children(session, stale_ids, nodes):
             models.NodeTrait.node_id.in_(chunk)))
         session.execute(sa.delete(models.NodeCapability).where(
             models.NodeCapability.node_id.in_(chunk)))
+    # Core inserts of the tables: the ORM's bulk insert sends these rows
+    # one statement each on PostgreSQL.
     traits = [{'node_id': node_id, 'trait': trait}
               for node_id, node in nodes for trait in node['traits']]
     capabilities = [{'node_id': node_id, 'key': key, 'value': value}
                     for node_id, node in nodes
                     for key, value in node['capabilities'].items()]
     for chunk in base.chunks(traits, _CHILDREN_CHUNK):
-        session.execute(sa.insert(models.NodeTrait), chunk)
+        session.execute(models.NodeTrait.__table__.insert(), chunk)
     for chunk in base.chunks(capabilities, _CHILDREN_CHUNK):
-        session.execute(sa.insert(models.NodeCapability), chunk)
+        session.execute(models.NodeCapability.__table__.insert(), chunk)
 
 
 def analyze():

@@ -181,6 +181,8 @@ class InventorySyncRecord:
     the first. ``nodes``: how many nodes the inventory held after it.
     ``watermark``: the newest change read from Ironic, on Ironic's clock.
     ``outage_since``/``last_error``: the source cannot be read now.
+    ``document_digest``/``nodes_digest``: the file last applied and the
+    node table it left.
     """
 
     source: str
@@ -191,6 +193,8 @@ class InventorySyncRecord:
     location: str | None = None
     outage_since: object = None
     last_error: str | None = None
+    document_digest: str | None = None
+    nodes_digest: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

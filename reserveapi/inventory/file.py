@@ -18,6 +18,7 @@ validates every entry before returning any, so a sync never applies half
 of a bad document.
 """
 
+import hashlib
 import json
 import os
 
@@ -47,6 +48,44 @@ class _FieldError(ValueError):
         super().__init__('%s: %s' % (field, reason))
 
 
+class Document:
+    """An inventory document, read once: its digest tells that it did not
+    change without parsing it, and what is parsed is what was digested.
+
+    :raises: OSError when it cannot be read.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        with open(path, 'rb') as stream:
+            self._data = stream.read()
+        self.digest = hashlib.sha256(self._data).hexdigest()
+
+    def nodes(self):
+        """The nodes it describes, normalized (see :func:`load`).
+
+        :raises: Invalid naming the entry and the field when the document
+            cannot be used as a whole.
+        """
+        document = _parse(self.path, self._data)
+        entries = (document.get('nodes') if isinstance(document, dict)
+                   else None)
+        if not isinstance(entries, list):
+            raise _invalid(self.path, 'expected an object with a "nodes" '
+                           'list')
+        nodes = []
+        first_seen = {}
+        for index, entry in enumerate(entries):
+            try:
+                node = normalize(entry)
+                _check_unique(node, index, first_seen)
+            except _FieldError as error:
+                raise _invalid(self.path,
+                               '%s: %s' % (_label(index, entry), error))
+            nodes.append(node)
+        return nodes
+
+
 def load(path):
     """The nodes described by the document at ``path``, normalized.
 
@@ -62,20 +101,7 @@ def load(path):
     :raises: Invalid naming the entry and the field when the document
         cannot be used as a whole; OSError when it cannot be read.
     """
-    document = _parse(path)
-    entries = document.get('nodes') if isinstance(document, dict) else None
-    if not isinstance(entries, list):
-        raise _invalid(path, 'expected an object with a "nodes" list')
-    nodes = []
-    first_seen = {}
-    for index, entry in enumerate(entries):
-        try:
-            node = normalize(entry)
-            _check_unique(node, index, first_seen)
-        except _FieldError as error:
-            raise _invalid(path, '%s: %s' % (_label(index, entry), error))
-        nodes.append(node)
-    return nodes
+    return Document(path).nodes()
 
 
 def _check_unique(node, index, first_seen):
@@ -87,11 +113,10 @@ def _check_unique(node, index, first_seen):
                 raise _FieldError(field, 'duplicate of nodes[%d]' % first)
 
 
-def _parse(path):
-    with open(path, encoding='utf-8') as stream:
-        text = stream.read()
+def _parse(path, data):
     extension = os.path.splitext(os.fspath(path))[1].lower()
     try:
+        text = data.decode('utf-8')
         if extension in ('.yaml', '.yml'):
             return _load_yaml(text)
         try:

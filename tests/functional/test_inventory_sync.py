@@ -21,9 +21,14 @@ import sys
 import uuid
 
 import fixtures
+from oslo_utils import timeutils
 import testtools
 
 from reserveapi.common import exception
+from reserveapi.db import base as db_base
+from reserveapi.db import node_sync
+from reserveapi.db import nodes as db_nodes
+from reserveapi.inventory import file as file_source
 from reserveapi.inventory import sync as inventory_sync
 from tests import examples
 from tests.functional import base
@@ -93,6 +98,52 @@ class TestInventorySync(base.APITestCase):
                                 before['node-1']['synced_at'])
         self.assertEqual(before['node-2'], after['node-2'])
         self.assertIn('node-4', after)
+        # Rewritten in place: same row, same creation, a new update time.
+        self.assertEqual(before['node-1']['created_at'],
+                         after['node-1']['created_at'])
+        self.assertIsNone(before['node-1']['updated_at'])
+        self.assertIsNotNone(after['node-1']['updated_at'])
+        self.assertIsNone(after['node-4']['updated_at'])
+
+    def test_an_unchanged_document_is_not_parsed_again(self):
+        before = self.nodes()
+        parse = self.useFixture(fixtures.MockPatch(
+            'reserveapi.inventory.file.Document.nodes',
+            side_effect=AssertionError('parsed'))).mock
+        self.assertEqual(counts(unchanged=3), inventory.sync(self,
+                                                             self.first))
+        parse.assert_not_called()
+        self.assertEqual(before, self.nodes())
+        self.assertEqual(3, inventory_sync.last_sync().nodes)
+
+    def test_a_table_changed_behind_the_document_is_synced_again(self):
+        # Another writer (a sync of another source) changed node-1: the
+        # same document is read in full and puts it back.
+        changed = file_source.normalize(inventory.node('node-1',
+                                                       memory_mb=1024))
+        node_sync.upsert_nodes([changed], {changed['uuid']: 'elsewhere'},
+                               timeutils.utcnow())
+        self.assertEqual(1024, self.nodes()['node-1']['memory_mb'])
+        self.assertEqual(counts(updated=1, unchanged=2),
+                         inventory.sync(self, self.first))
+        self.assertEqual(self.first[0]['properties']['memory_mb'],
+                         self.nodes()['node-1']['memory_mb'])
+
+    def test_an_unchanged_document_clears_stale_marks(self):
+        reservation = self.reserve('node-1')
+        released = self.request('DELETE', '/v1/reservations/' + reservation)
+        self.assertEqual(204, released.status_int)
+        with db_base.writer() as session:
+            db_nodes.mark_stale(session, [db_nodes.get_node('node-1').id],
+                                timeutils.utcnow())
+        response = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',
+            'candidate_nodes': ['node-1'],
+            'request_spec': examples.REQUEST_SPEC})
+        self.assertError(response, 409, 'reserveapi.no_valid_node')
+        self.assertEqual(counts(unchanged=3), inventory.sync(self,
+                                                             self.first))
+        self.reserve('node-1')
 
     def test_vanished_nodes_are_removed_unless_reserved(self):
         reservation = self.reserve('node-1')
