@@ -13,7 +13,8 @@
 """Writing the inventory into the nodes table.
 
 Whole, in one transaction (``sync_nodes``: the file source, validated
-before anything is written), or a page at a time (``upsert_nodes``, then
+as it is written, a chunk read while the last is written), or a page at
+a time (``upsert_nodes``, then
 ``remove_missing`` once a full pass has read every page: the Ironic
 source, so that 100,000 nodes never sit in memory nor in one
 transaction). Either way an unchanged node costs a fingerprint
@@ -22,6 +23,7 @@ chunk (``INSERT … ON CONFLICT`` on PostgreSQL and SQLite, ``ON DUPLICATE
 KEY UPDATE`` on MariaDB/MySQL), never a statement per node.
 """
 
+import collections
 import dataclasses
 import hashlib
 
@@ -65,33 +67,44 @@ def worth_analyzing(counts):
 
 
 @base.retry_on_deadlock
-def sync_nodes(nodes, fingerprints, now=None):
-    """Make the nodes table equal ``nodes`` (normalized inventory dicts).
+def sync_nodes(read, now=None):
+    """Make the nodes table equal the inventory ``read()`` yields: pairs
+    of a list of normalized inventory dicts and their fingerprints (each
+    uuid's digest of its dict, so that an unchanged node costs one
+    comparison). ``read`` is called again should the transaction be
+    retried; each pair is written as it comes (the next may be read
+    meanwhile), all in one transaction: an error raised by ``read``
+    changes nothing.
 
-    ``fingerprints`` maps each uuid to a digest of its dict, so unchanged
-    nodes cost one comparison. A vanished node with a live reservation is
-    flagged ``vanished`` instead of being dropped. Returns counts, and
-    the digest of the table it leaves (see ``confirm_unchanged``).
+    A vanished node with a live reservation is flagged ``vanished``
+    instead of being dropped. Returns counts, and the digest of the table
+    it leaves (see ``confirm_unchanged``).
 
-    :raises: DBError
+    :raises: DBError, or what ``read`` raises
     """
     now = now or timeutils.utcnow()
+    counts = collections.Counter()
     with base.writer() as session:
         existing = {row.uuid: row for row in session.execute(
             sa.select(*_DIFF_COLUMNS))}
-        plan = _diff(existing, nodes, fingerprints)
-        _plan_removal(session, plan, existing,
-                      {node['uuid'] for node in nodes})
-        _write(session, plan, fingerprints, now)
+        seen = set()
+        for nodes, fingerprints in read():
+            plan = _diff(existing, nodes, fingerprints)
+            _write(session, plan, fingerprints, now)
+            counts.update(plan.counts())
+            seen.update(fingerprints)
+        plan = _SyncPlan(updated=[], added=[], removed=[], flagged=[],
+                         unchanged=0)
+        _plan_removal(session, plan, existing, seen)
         _remove(session, plan.removed, plan.flagged, now)
+        counts.update(plan.counts())
         # Everything was just read again (another source's marks too).
         _clear_stale(session, None)
         db_nodes.refresh_flags(session)
         digest = _table_digest(session)
-    counts = plan.counts()
     if worth_analyzing(counts):
         analyze()
-    return counts, digest
+    return dict(counts), digest
 
 
 @base.retry_on_deadlock
@@ -239,45 +252,55 @@ def _write(session, plan, fingerprints, now):
     traits and capabilities; returns the ids of every node written.
 
     Upserts rather than an UPDATE per changed row: psycopg2 sends an
-    UPDATE executemany one row at a time, while a multi-row INSERT is one
-    round trip per chunk for new and changed nodes alike.
+    UPDATE executemany one row at a time, while an upsert is one
+    statement per chunk for new and changed nodes alike.
     """
     nodes = plan.added + [node for _node_id, node in plan.updated]
     if not nodes:
         return []
-    dialect = session.get_bind().dialect
-    upsert = _upsert_statement(dialect.name)
+    same = {'vanished': False, 'synced_at': now, 'created_at': now,
+            'updated_at': None}
     ids = {}
     for chunk in base.chunks(nodes, _UPSERT_CHUNK):
-        rows = [dict(_columns(node), fingerprint=fingerprints[node['uuid']],
-                     vanished=False, synced_at=now, created_at=now,
-                     updated_at=None)
-                for node in chunk]
-        if dialect.insert_executemany_returning:
-            # RETURNING also makes SQLAlchemy send the chunk as one
-            # multi-row statement (without it, psycopg2 gets a row-by-row
-            # executemany).
-            ids.update(session.execute(upsert.returning(
-                models.Node.uuid, models.Node.id), rows).all())
-        else:  # MySQL: PyMySQL batches the INSERT itself; no RETURNING
-            session.execute(upsert, rows)
-            ids.update(session.execute(
-                sa.select(models.Node.uuid, models.Node.id).where(
-                    models.Node.uuid.in_([node['uuid'] for node in chunk]))
-            ).all())
+        ids.update(_upsert(session, [
+            dict(_columns(node), fingerprint=fingerprints[node['uuid']])
+            for node in chunk], same))
     _replace_children(session, [node_id for node_id, _node in plan.updated],
                       [(ids[node['uuid']], node) for node in nodes])
     return list(ids.values())
 
 
+def _upsert(session, rows, same):
+    """Write node rows (dicts of the same columns), each with the values
+    of ``same`` too; their (uuid, id)."""
+    dialect = session.get_bind().dialect
+    node = models.Node
+    written = (node.uuid, node.id)
+    if dialect.name == 'postgresql':
+        return session.execute(_upsert_statement(
+            dialect.name, _arrays_source(node.__table__, list(rows[0]),
+                                         same))
+            .returning(*written), _arrays(rows)).all()
+    rows = [dict(row, **same) for row in rows]
+    if dialect.insert_executemany_returning:
+        # RETURNING also has SQLAlchemy send the chunk as one multi-row
+        # statement.
+        return session.execute(_upsert_statement(dialect.name)
+                               .returning(*written), rows).all()
+    # MySQL: no RETURNING; PyMySQL sends the rows as one statement.
+    session.execute(_upsert_statement(dialect.name), rows)
+    return session.execute(sa.select(*written).where(
+        node.uuid.in_([row['uuid'] for row in rows]))).all()
+
+
 _REWRITTEN = records.NODE_COLUMNS + ('fingerprint', 'vanished', 'synced_at')
 
 
-def _upsert_statement(dialect):
-    """INSERT of a node row that rewrites the row of the same uuid
-    instead, keeping its id, creation time and derived flags. Its
-    ``updated_at`` becomes the ``created_at`` the row would have had:
-    the time of this write.
+def _upsert_statement(dialect, source=None):
+    """INSERT of node rows (from ``source``, a SELECT, if given) that
+    rewrites the row of the same uuid instead, keeping its id, creation
+    time and derived flags. Its ``updated_at`` becomes the ``created_at``
+    the row would have had: the time of this write.
     """
     table = models.Node.__table__
     if dialect == 'mysql':
@@ -288,11 +311,46 @@ def _upsert_statement(dialect):
             + [('updated_at', new.created_at)])
     insert = {'postgresql': postgresql.insert,
               'sqlite': sqlite.insert}[dialect](table)
+    if source is not None:
+        insert = insert.from_select(list(source.selected_columns.keys()),
+                                    source)
     new = insert.excluded
     return insert.on_conflict_do_update(
         index_elements=['uuid'],
         set_=dict({column: new[column] for column in _REWRITTEN},
                   updated_at=new.created_at))
+
+
+def _insert(session, table, rows):
+    """Insert ``rows`` (dicts of the same columns) into ``table``."""
+    if not rows:
+        return
+    if session.get_bind().dialect.name == 'postgresql':
+        columns = list(rows[0])
+        session.execute(table.insert().from_select(
+            columns, _arrays_source(table, columns)), _arrays(rows))
+    else:
+        session.execute(table.insert(), rows)
+
+
+def _arrays_source(table, columns, same=None):
+    """PostgreSQL: a SELECT of ``unnest`` over one array parameter per
+    column, named as the column, and of the values of ``same`` on every
+    row. A chunk of rows is then one statement of a few parameters,
+    whatever its length: psycopg2 adapts the arrays in C and PostgreSQL
+    parses the statement at once, where a multi-row VALUES costs three
+    times the client's CPU and parsing grows with the rows.
+    """
+    source = sa.func.unnest(*[
+        sa.bindparam(column, type_=postgresql.ARRAY(table.c[column].type))
+        for column in columns]).table_valued(*columns).render_derived()
+    return sa.select(*[source.c[column] for column in columns], *[
+        sa.bindparam('same_' + column, value, type_=table.c[column].type)
+        .label(column) for column, value in (same or {}).items()])
+
+
+def _arrays(rows):
+    return {column: [row[column] for row in rows] for column in rows[0]}
 
 
 def _clear_stale(session, read_at, node_ids=None):
@@ -328,17 +386,17 @@ def _replace_children(session, stale_ids, nodes):
             models.NodeTrait.node_id.in_(chunk)))
         session.execute(sa.delete(models.NodeCapability).where(
             models.NodeCapability.node_id.in_(chunk)))
-    # Core inserts of the tables: the ORM's bulk insert sends these rows
-    # one statement each on PostgreSQL.
+    # Core inserts of the tables: the ORM's bulk insert sends most of
+    # these rows a statement each on PostgreSQL.
     traits = [{'node_id': node_id, 'trait': trait}
               for node_id, node in nodes for trait in node['traits']]
     capabilities = [{'node_id': node_id, 'key': key, 'value': value}
                     for node_id, node in nodes
                     for key, value in node['capabilities'].items()]
     for chunk in base.chunks(traits, _CHILDREN_CHUNK):
-        session.execute(models.NodeTrait.__table__.insert(), chunk)
+        _insert(session, models.NodeTrait.__table__, chunk)
     for chunk in base.chunks(capabilities, _CHILDREN_CHUNK):
-        session.execute(models.NodeCapability.__table__.insert(), chunk)
+        _insert(session, models.NodeCapability.__table__, chunk)
 
 
 def analyze():

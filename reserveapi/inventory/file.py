@@ -39,6 +39,8 @@ _FLAGS = ('maintenance', 'retired')
 _TEXTS = ('name', 'provision_state', 'power_state', 'conductor_group',
           'shard', 'owner', 'lessee')
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+CHUNK = 1000
+"""Nodes per chunk a document gives its reader (see Document.chunks)."""
 
 
 class _FieldError(ValueError):
@@ -67,23 +69,35 @@ class Document:
         :raises: Invalid naming the entry and the field when the document
             cannot be used as a whole.
         """
+        return [node for chunk in self.chunks() for node in chunk]
+
+    def chunks(self, size=CHUNK):
+        """The nodes, normalized, ``size`` at a time, each chunk checked
+        before it is given: a consumer that writes them as they come
+        must undo everything when this raises.
+
+        :raises: Invalid naming the entry and the field when the document
+            cannot be used as a whole.
+        """
         document = _parse(self.path, self._data)
         entries = (document.get('nodes') if isinstance(document, dict)
                    else None)
         if not isinstance(entries, list):
             raise _invalid(self.path, 'expected an object with a "nodes" '
                            'list')
-        nodes = []
         first_seen = {}
-        for index, entry in enumerate(entries):
-            try:
-                node = normalize(entry)
-                _check_unique(node, index, first_seen)
-            except _FieldError as error:
-                raise _invalid(self.path,
-                               '%s: %s' % (_label(index, entry), error))
-            nodes.append(node)
-        return nodes
+        for start in range(0, len(entries), size):
+            chunk = []
+            for index in range(start, min(start + size, len(entries))):
+                entry = entries[index]
+                try:
+                    node = normalize(entry)
+                    _check_unique(node, index, first_seen)
+                except _FieldError as error:
+                    raise _invalid(self.path,
+                                   '%s: %s' % (_label(index, entry), error))
+                chunk.append(node)
+            yield chunk
 
 
 def load(path):

@@ -27,13 +27,12 @@ whether the node is still usable, so the hot path needs no GET.
 
 import dataclasses
 import datetime
+import importlib
 import json
 import logging
 import threading
 import time
 
-from ironicclient import exc as ironic_exc
-from ironicclient.v1 import client as ironic_client
 from keystoneauth1 import exceptions as ksa_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log
@@ -44,6 +43,22 @@ from reserveapi.conf import ironic as ironic_conf
 from reserveapi.inventory import file as file_source
 
 LOG = log.getLogger(__name__)
+
+
+class _OnFirstUse:
+    """A module imported when first used: python-ironicclient pulls in
+    the OpenStack SDK, a third of a second at the start of every process,
+    which a process not syncing from Ironic need not pay."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attribute):
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+ironic_exc = _OnFirstUse('ironicclient.exc')
+ironic_client = _OnFirstUse('ironicclient.v1.client')
 
 NAME = 'ironic'
 
@@ -169,13 +184,15 @@ def _unavailable(error):
     return exception.IronicUnavailable(reason=_describe(error))
 
 
-_NODE_ANSWERS = (ironic_exc.Conflict, ironic_exc.NotFound,
-                 ironic_exc.BadRequest)
-"""Ironic's refusals about one node: the node is not to be had."""
+def _node_answers():
+    """Ironic's refusals about one node: the node is not to be had."""
+    return (ironic_exc.Conflict, ironic_exc.NotFound, ironic_exc.BadRequest)
 
-_FAILURES = (ironic_exc.ClientException, ksa_exc.ClientException)
-"""Anything else python-ironicclient or keystoneauth1 raise: Ironic (or
-the catalog, or Keystone) could not be asked."""
+
+def _failures():
+    """Anything else python-ironicclient or keystoneauth1 raise: Ironic (or
+    the catalog, or Keystone) could not be asked."""
+    return (ironic_exc.ClientException, ksa_exc.ClientException)
 
 
 class IronicSource:
@@ -228,7 +245,7 @@ class IronicSource:
                 retry_interval=settings.api_retry_interval,
                 interface=adapter.interface,
                 region_name=settings.region_name)
-        except _FAILURES as error:
+        except _failures() as error:
             raise _unavailable(error)
 
     @property
@@ -248,7 +265,7 @@ class IronicSource:
             params['shards'] = [settings.shard]
         try:
             return self._client(for_sync=for_sync).node.list(**params)
-        except _FAILURES as error:
+        except _failures() as error:
             raise _unavailable(error)
 
     def check(self):
@@ -331,7 +348,7 @@ class IronicSource:
                 node_uuid, fields=list(FIELDS))
         except ironic_exc.NotFound:
             return Page([], [], read_at)
-        except _FAILURES as error:
+        except _failures() as error:
             raise _unavailable(error)
         return _page([node], read_at)
 
@@ -364,7 +381,7 @@ class IronicSource:
                     raise
                 self._clear_stale_claim(instance_uuid)
                 answer = self._patch(node_uuid, patch)
-        except _NODE_ANSWERS as error:
+        except _node_answers() as error:
             raise NodeTaken(_describe(error))
         try:
             node = file_source.normalize(_node_dict(answer))
@@ -384,7 +401,7 @@ class IronicSource:
                 instance_uuid, fields=['uuid', 'provision_state'])
         except ironic_exc.NotFound:
             return  # cleared meanwhile: the retried claim will tell
-        except _FAILURES as error:
+        except _failures() as error:
             raise _unavailable(error)
         if node.provision_state not in UNDEPLOYED_STATES:
             raise exception.InstanceDeployed(instance_uuid=instance_uuid,
@@ -398,7 +415,7 @@ class IronicSource:
     def _unclaim(self, node_uuid):
         try:
             self._patch(node_uuid, _CLEAR_CLAIM)
-        except _NODE_ANSWERS as error:
+        except _node_answers() as error:
             LOG.warning('Could not undo our claim of node %s in Ironic: %s',
                         node_uuid, _describe(error))
 
@@ -417,7 +434,7 @@ class IronicSource:
             node = self._client().node.get(node_uuid, fields=list(FIELDS))
         except ironic_exc.NotFound:
             return 'node gone from Ironic', Page([], [], read_at)
-        except _FAILURES as error:
+        except _failures() as error:
             raise _unavailable(error)
         if node.instance_uuid != instance_uuid:
             outcome = 'claim already cleared'
@@ -427,7 +444,7 @@ class IronicSource:
             read_at = timeutils.utcnow()
             try:
                 node = self._patch(node_uuid, _CLEAR_CLAIM)
-            except _NODE_ANSWERS as error:
+            except _node_answers() as error:
                 return ('not cleared: %s' % _describe(error),
                         Page([], [], read_at))
             outcome = 'claim cleared'
@@ -448,9 +465,9 @@ class IronicSource:
                     raise
                 LOG.debug('Node %s is locked in Ironic; retrying in %.2fs',
                           node_uuid, delay)
-            except _NODE_ANSWERS:
+            except _node_answers():
                 raise
-            except _FAILURES as error:
+            except _failures() as error:
                 raise _unavailable(error)
             time.sleep(delay)
             delay *= 2

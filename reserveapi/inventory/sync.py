@@ -147,9 +147,9 @@ def _sync_file():
     if state is not None and state.document_digest == document.digest:
         counts = node_sync.confirm_unchanged(state.nodes_digest)
     if counts is None:
-        nodes = document.nodes()
-        counts, table_digest = node_sync.sync_nodes(nodes,
-                                                    _fingerprints(nodes))
+        counts, table_digest = node_sync.sync_nodes(
+            lambda: _prefetched((chunk, _fingerprints(chunk))
+                                for chunk in document.chunks()))
     else:
         table_digest = state.nodes_digest
     db_inventory.record_inventory_sync(
@@ -276,9 +276,9 @@ def write(page):
 
 
 def _prefetched(pages):
-    """``pages`` (a generator), each fetched while the previous one is
-    written: a thread reads at most one page ahead, so memory holds two
-    pages.
+    """``pages`` (a generator: Ironic's pages, or a document's chunks),
+    each read while the previous one is written: a thread reads at most
+    one page ahead, so memory holds two pages.
     """
     ahead = queue.Queue(maxsize=1)
     done = object()

@@ -73,8 +73,9 @@ class TestConcurrentReservations(base.DBTestCase):
     def setUp(self):
         super().setUp()
         nodes = [_pool_node(index) for index in range(POOL_SIZE)]
-        node_sync.sync_nodes(nodes, {node['uuid']: inventory_sync.fingerprint(
-            node) for node in nodes})
+        node_sync.sync_nodes(lambda: [(nodes, {
+            node['uuid']: inventory_sync.fingerprint(node)
+            for node in nodes})])
         self.pool = {node['uuid'] for node in nodes}
         self.port = deployment.free_port()
         self._start_api()

@@ -152,8 +152,8 @@ class TestStaleNodes(DBStateTestCase):
     def test_a_file_sync_reads_everything_again(self):
         db_reservations.delete_reservation(self.reserve('n1'), stale=True)
         nodes = [node('n1'), node('n2')]
-        node_sync.sync_nodes(nodes, {
-            n['uuid']: inventory_sync.fingerprint(n) for n in nodes})
+        node_sync.sync_nodes(lambda: [(nodes, {
+            n['uuid']: inventory_sync.fingerprint(n) for n in nodes})])
         self.assertEqual({'n1', 'n2'}, self.candidates())
 
 
