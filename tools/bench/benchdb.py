@@ -21,6 +21,7 @@ reserveapi, so that the floor measures the database and nothing else.
 """
 
 import datetime
+import functools
 import os
 import secrets
 import sqlite3
@@ -244,31 +245,28 @@ class Backend:
 
     # The raw SQL claim
 
-    def claim_once(self, connection, resource_class, host, pick, rng):
+    def claim_once(self, connection, resource_class, host, pick, rng,
+                   api_query=None):
         """Claim one node in one transaction, the way the API's claim ends
         up in SQL but without any matching: read the first ``pick`` free
         nodes of the class, take one at random, INSERT the reservation
         whose unique ``active_node_id`` settles races (and, with the
         schema's derived flag, mark the node reserved, as the API does).
 
+        With ``api_query`` (the API's own candidate query, as
+        api_statements.py captures it: ``{"sql", "params"}``), the read
+        is the API's: that query, then the traits and capabilities of
+        what it found, in a transaction of their own; the claim follows.
+
         Returns ``(node_id, reservation uuid, conflicts)``, or ``(None,
         None, conflicts)`` when no node is free. A lost race (unique
         violation) or a deadlock rolls back and tries again.
         """
-        where, params = _eligible_where(resource_class)
-        order = 'n.id'
-        if self.reserved_flag:
-            where += ' AND n.reserved = %s'
-            params += (False,)
-        if self.fit_index:
-            # The API's access path: the best-fit index, led by the class
-            # and the derived flags, read in its order.
-            where += ' AND n.schedulable = %s'
-            params += (True,)
-            order = 'n.memory_mb, n.cpus, n.local_gb, n.id'
-        # Only constants and an int are formatted in: no injection.
-        select = self.sql(_CLAIM_SELECT.format(where=where, order=order,
-                                               pick=int(pick)))
+        if api_query is not None:
+            read = functools.partial(self._read_as_api, api_query, pick)
+        else:
+            read = functools.partial(self._read_simply, resource_class,
+                                     pick)
         flag = self.sql('UPDATE nodes SET reserved = %s WHERE id = %s')
         insert = self.sql(
             'INSERT INTO reservations (uuid, instance_uuid, host, '
@@ -279,8 +277,7 @@ class Backend:
         while True:
             cursor = connection.cursor()
             try:
-                cursor.execute(select, params)
-                ids = [row[0] for row in cursor.fetchall()]
+                ids = read(connection, cursor)
                 if not ids:
                     connection.rollback()
                     return None, None, conflicts
@@ -301,6 +298,39 @@ class Backend:
                 conflicts += 1
             finally:
                 cursor.close()
+
+    def _read_as_api(self, api_query, pick, connection, cursor):
+        """The API's reads: its candidate query, then one statement for
+        the traits and capabilities of the rows (as db/matching.py's
+        _children_of), in a transaction of their own."""
+        cursor.execute(api_query['sql'], api_query['params'])
+        names = [column[0] for column in cursor.description]
+        ids = [row[names.index('id')] for row in cursor.fetchall()]
+        if ids:
+            # Only ints are formatted in: no injection.
+            cursor.execute(_CHILDREN_SELECT.format(
+                ids=', '.join(str(int(node_id)) for node_id in ids)))
+            cursor.fetchall()
+        connection.commit()
+        return ids[:pick]
+
+    def _read_simply(self, resource_class, pick, connection, cursor):
+        """The first ``pick`` free nodes of the class, no matching."""
+        where, params = _eligible_where(resource_class)
+        order = 'n.id'
+        if self.reserved_flag:
+            where += ' AND n.reserved = %s'
+            params += (False,)
+        if self.fit_index:
+            # The API's access path: the best-fit index, led by the class
+            # and the derived flags, read in its order.
+            where += ' AND n.schedulable = %s'
+            params += (True,)
+            order = 'n.memory_mb, n.cpus, n.local_gb, n.id'
+        # Only constants and an int are formatted in: no injection.
+        cursor.execute(self.sql(_CLAIM_SELECT.format(
+            where=where, order=order, pick=int(pick))), params)
+        return [row[0] for row in cursor.fetchall()]
 
     def release_once(self, connection, reservation, node_id):
         """Release what claim_once claimed: delete the reservation by its
@@ -323,6 +353,11 @@ class Backend:
 
 
 _COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
+_CHILDREN_SELECT = ('SELECT node_id, trait, NULL FROM node_traits '
+                    'WHERE node_id IN ({ids}) UNION ALL '
+                    'SELECT node_id, key, value FROM node_capabilities '
+                    'WHERE node_id IN ({ids})')
+
 _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
                  'SELECT 1 FROM reservations r '
                  'WHERE r.active_node_id = n.id) '

@@ -543,9 +543,11 @@ def concurrent_clients(address, request_spec, total, threads, deadline,
 
 # Phase 3: the raw SQL floor
 
-def raw_sql_floor(backend, resource_class, total, threads, pick, deadline):
+def raw_sql_floor(backend, resource_class, total, threads, pick, deadline,
+                  api_query=None):
     """``threads`` DB-API connections each claim nodes, one transaction
-    per claim, no HTTP and no matching.
+    per claim, no HTTP and no matching; with ``api_query``, reading
+    candidates as the API does (see Backend.claim_once).
     """
     local = threading.local()
     connections = []
@@ -560,7 +562,7 @@ def raw_sql_floor(backend, resource_class, total, threads, pick, deadline):
         start = time.perf_counter()
         node, _reservation, conflicts = backend.claim_once(
             local.connection, resource_class, 'bench-raw-%d' % index, pick,
-            local.rng)
+            local.rng, api_query)
         return node, conflicts, time.perf_counter() - start
 
     try:

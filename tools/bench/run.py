@@ -29,7 +29,10 @@ sync-nodes`` twice (initial, then nothing changed), ANALYZE (unless
 2. on PostgreSQL and MySQL, ``--threads`` clients against ``gunicorn -w
    2`` (reservations/s, statuses, nodes given twice);
 3. on PostgreSQL and MySQL, the same claim as raw SQL with as many
-   threads (claims/s): the floor.
+   threads (claims/s): the floor;
+4. the same again, reading candidates with the very query the API sends
+   (captured by api_statements.py) and their traits and capabilities:
+   the floor of the API's own database work (reported, no target).
 
 Prints a table with PASS/FAIL against the targets of issue 3 and writes
 the results as JSON to tools/bench/out/.  Exits 0 when every phase ran
@@ -360,6 +363,23 @@ def bench_backend(kind, args, workdir, inventory, record):
         raw['db_check'] = backend.reservation_census()
         record['raw_sql'] = raw
         backend.clear_reservations()
+
+        log('  raw SQL floor, the API\'s reads: %d claims, %d threads'
+            % (args.concurrent_requests, args.threads))
+        _usage, captured = run_step(
+            'capture the API\'s candidate query',
+            [sys.executable, str(HERE / 'api_statements.py'),
+             '--config-file', str(config), '--spec', args.spec], timeout)
+        api_query = json.loads(captured)
+        record['api_candidate_query'] = api_query
+        with Phase(record, 'raw_sql_api'):
+            raw = benchload.raw_sql_floor(
+                backend, resource_class, args.concurrent_requests,
+                args.threads, args.pick_among, time.monotonic() + timeout,
+                api_query)
+        raw['db_check'] = backend.reservation_census()
+        record['raw_sql_api'] = raw
+        backend.clear_reservations()
         if args.keep:
             log('  kept database %s' % backend.connection_url)
 
@@ -427,13 +447,22 @@ def verdicts(kind, record):
             notes.append('%s concurrent: %d requests got 409 (pool too '
                             'small, or too many lost races)'
                             % (kind, statuses['409']))
-    if raw:
-        if not raw['completed'] or raw['pool_empty']:
-            problems.append('%s raw SQL: incomplete (%d claims, %d found '
-                            'no free node)' % (kind, raw['claimed'],
-                                               raw['pool_empty']))
-        if raw['nodes_claimed_twice'] or raw['db_check']['nodes_held_twice']:
-            problems.append('%s raw SQL: a node was claimed twice' % kind)
+    for name, floor in (('raw SQL', raw),
+                        ("raw SQL with the API's reads",
+                         record.get('raw_sql_api'))):
+        if not floor:
+            continue
+        if not floor['completed'] or floor['pool_empty']:
+            problems.append('%s %s: incomplete (%d claims, %d found no '
+                            'free node)' % (kind, name, floor['claimed'],
+                                            floor['pool_empty']))
+        if (floor['nodes_claimed_twice']
+                or floor['db_check']['nodes_held_twice']):
+            problems.append('%s %s: a node was claimed twice' % (kind, name))
+    api_floor = record.get('raw_sql_api')
+    if concurrent and api_floor and api_floor['claims_per_s']:
+        record['concurrent_vs_api_floor'] = round(
+            concurrent['reservations_per_s'] / api_floor['claims_per_s'], 3)
     if concurrent and raw and raw['claims_per_s']:
         ratio = concurrent['reservations_per_s'] / raw['claims_per_s']
         record['concurrent_vs_floor'] = round(ratio, 3)
@@ -539,6 +568,11 @@ def table(results):
     row('concurrent / floor', '>= %.2f' % TARGET_FLOOR_RATIO,
         lambda r: _cell(r['concurrent_vs_floor'],
                         verdict(r, 'concurrent_vs_floor'), digits=2))
+    row("floor with the API's reads (claims/s)", '', lambda r: _cell(
+        r['raw_sql_api']['claims_per_s']))
+    row('  load 1 min before -> after', '', lambda r: load(r, 'raw_sql_api'))
+    row('concurrent / that floor', '', lambda r: _cell(
+        r['concurrent_vs_api_floor'], digits=2))
     row('error', '', lambda r: r['error'].splitlines()[0][:40]
         if 'error' in r else '')
     header = ['metric'] + kinds + ['target']
