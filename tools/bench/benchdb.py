@@ -309,7 +309,9 @@ class Backend:
         if ids:
             # Only ints are formatted in: no injection.
             cursor.execute(_CHILDREN_SELECT.format(
-                ids=', '.join(str(int(node_id)) for node_id in ids)))
+                ids=', '.join(str(int(node_id)) for node_id in ids),
+                # A reserved word on MariaDB/MySQL.
+                key='`key`' if self.kind == 'mysql' else 'key'))
             cursor.fetchall()
         connection.commit()
         return ids[:pick]
@@ -355,8 +357,8 @@ class Backend:
 _COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
 _CHILDREN_SELECT = ('SELECT node_id, trait, NULL FROM node_traits '
                     'WHERE node_id IN ({ids}) UNION ALL '
-                    'SELECT node_id, key, value FROM node_capabilities '
-                    'WHERE node_id IN ({ids})')
+                    'SELECT c.node_id, c.{key}, c.value '
+                    'FROM node_capabilities c WHERE c.node_id IN ({ids})')
 
 _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
                  'SELECT 1 FROM reservations r '
