@@ -16,6 +16,7 @@ the derived flags that lead the best-fit index; capacity per class.
 
 import sqlalchemy as sa
 from sqlalchemy import orm
+from sqlalchemy.sql import visitors
 
 from reserveapi.common import exception
 from reserveapi.db import base
@@ -101,6 +102,29 @@ def refresh_flags(session, node_ids=None):
             session.execute(
                 query.values({column: value, 'updated_at': node.updated_at}),
                 execution_options={'synchronize_session': False})
+
+
+def new_node_schedulable(values):
+    """The ``schedulable`` flag of a node row being inserted, as SQL over
+    ``values`` (the row's values by column name): refresh_flags' own
+    clauses, for a row with no stale mark and no reservation yet, so that
+    the insert writes the flag right and refresh_flags has nothing to
+    rewrite.
+    """
+    table = models.Node.__table__
+
+    def row_value(element):
+        if isinstance(element, sa.Column) and element.table is table:
+            return values[element.name]
+        return None
+
+    clauses = [models.Node.vanished.is_(False)] + [
+        clause for name, clause in matching.eligible_clauses()
+        if name not in ('stale', 'reserved')]
+    return sa.case(
+        (sa.and_(*[visitors.replacement_traverse(clause, {}, row_value)
+                   for clause in clauses]), True),
+        else_=False)
 
 
 def mark_stale(session, node_ids, now):

@@ -21,10 +21,14 @@ pinned on SQLite, PostgreSQL and MariaDB.
 import datetime
 import uuid
 
+import fixtures
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
+from reserveapi.db import models
 from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
@@ -284,3 +288,25 @@ class TestDisagreements(DBStateTestCase):
         self.assertEqual(
             {reservations['taken'].uuid, reservations['gone'].uuid},
             {record.uuid for record, _i, _v in without_claims})
+
+
+class TestNewNodeFlag(DBStateTestCase):
+    """PostgreSQL writes a new node's ``schedulable`` flag with the insert,
+    as refresh_flags would (elsewhere refresh_flags writes it after)."""
+
+    scenarios = [base.POSTGRESQL]
+
+    def test_the_insert_writes_what_refresh_would(self):
+        self.useFixture(fixtures.MockPatchObject(db_nodes, 'refresh_flags'))
+        upsert([node('free'), node('maintenance', maintenance=True),
+                node('retired', retired=True),
+                node('deployed', provision_state='active',
+                     instance_uuid=str(uuid.uuid4())),
+                node('unknown-power', power_state=None),
+                node('cleaning', provision_state='cleaning')])
+        with db_base.reader() as session:
+            flags = dict(session.execute(
+                sa.select(models.Node.name, models.Node.schedulable)).all())
+        self.assertEqual({'free': True, 'maintenance': False,
+                          'retired': False, 'deployed': False,
+                          'unknown-power': False, 'cleaning': False}, flags)
