@@ -309,33 +309,41 @@ def update(current, changes):
     return reservation
 
 
-def release(reservation):
-    """End ``reservation`` (as read): its node is free at once, or with
-    the Ironic source once a sync reads it again (it may be cleaning).
+def release(uuid, check):
+    """End the reservation ``uuid`` once ``check`` accepts it (called with
+    the reservation as read in the transaction that deletes it; what it
+    raises deletes nothing): its node is free at once, or with the Ironic
+    source once a sync reads it again (it may be cleaning).
 
     With ``[ironic] claim_nodes`` its claim in Ironic is cleared too, if
     still ours and nothing was deployed (a teardown clears it itself).
     Ironic unreachable changes nothing here: the clearing is recorded in
     the same transaction and the worker does it once Ironic is back.
 
-    :raises: ReservationNotFound when it ended meanwhile.
+    :raises: ReservationNotFound; what ``check`` raises.
     """
     source = _claiming_source()
-    _delete(reservation, source)
+    reservation = db_reservations.delete_reservation_by_uuid(
+        uuid, check, **_release_options(source))
     LOG.info('Reservation %s released', reservation.uuid)
     _clear_released_claim(source, reservation)
 
 
 def _delete(reservation, source):
-    """Delete ``reservation``; with the Ironic source its node waits for
-    a fresh read, and with ``source`` (claims in Ironic) its claim is
-    noted for clearing in the same transaction.
+    """Delete ``reservation`` (see _release_options).
 
     :raises: ReservationNotFound
     """
-    db_reservations.delete_reservation(
-        reservation, stale=CONF.inventory.source == ironic.NAME,
-        release_in_ironic=source is not None)
+    db_reservations.delete_reservation(reservation,
+                                       **_release_options(source))
+
+
+def _release_options(source):
+    """How ending a reservation leaves its node: with the Ironic source
+    it waits for a fresh read, and with ``source`` (claims in Ironic) its
+    claim is noted for clearing in the same transaction."""
+    return {'stale': CONF.inventory.source == ironic.NAME,
+            'release_in_ironic': source is not None}
 
 
 def _clear_released_claim(source, reservation):
@@ -381,8 +389,7 @@ def expire(now=None):
     now = now or timeutils.utcnow()
     expired = db_reservations.expire_reservations(
         now - datetime.timedelta(seconds=ttl),
-        stale=CONF.inventory.source == ironic.NAME,
-        release_in_ironic=_claiming_source() is not None)
+        **_release_options(_claiming_source()))
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
     return expired

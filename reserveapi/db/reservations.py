@@ -204,20 +204,22 @@ def _delete(reservation, stale, release_in_ironic):
     ``release_in_ironic`` its claim in Ironic is noted for clearing, in
     the same transaction.
     """
-    now = timeutils.utcnow()
     with base.writer() as session:
-        deleted = session.execute(sa.delete(models.Reservation).where(
-            models.Reservation.uuid == reservation.uuid)).rowcount
-        if deleted:
-            nodes.clear_reserved_flag(session, reservation.node_id)
-            if stale:
-                nodes.mark_stale(session, [reservation.node_id], now)
-            if release_in_ironic:
-                inventory.add_ironic_release(
-                    session, reservation.node_uuid,
-                    reservation.instance_uuid, now)
+        _delete_in(session, reservation, stale, release_in_ironic)
+
+
+def _delete_in(session, reservation, stale, release_in_ironic):
+    now = timeutils.utcnow()
+    deleted = session.execute(sa.delete(models.Reservation).where(
+        models.Reservation.uuid == reservation.uuid)).rowcount
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
+    nodes.clear_reserved_flag(session, reservation.node_id)
+    if stale:
+        nodes.mark_stale(session, [reservation.node_id], now)
+    if release_in_ironic:
+        inventory.add_ironic_release(session, reservation.node_uuid,
+                                     reservation.instance_uuid, now)
 
 
 @base.retry_on_deadlock
@@ -230,6 +232,26 @@ def delete_reservation(reservation, stale=False, release_in_ironic=False):
     :raises: ReservationNotFound when it is gone already.
     """
     _delete(reservation, stale, release_in_ironic)
+
+
+@base.retry_on_deadlock
+def delete_reservation_by_uuid(uuid, check, stale=False,
+                               release_in_ironic=False):
+    """Delete the reservation ``uuid`` once ``check`` (called with it as
+    read in the same transaction) has not raised, as delete_reservation
+    does; returns it.
+
+    :raises: ReservationNotFound; what ``check`` raises (nothing deleted).
+    """
+    with base.writer() as session:
+        row = session.execute(_select_records(
+            models.Reservation.uuid == uuid)).first()
+        if row is None:
+            raise exception.ReservationNotFound(reservation=uuid)
+        reservation = _record(row)
+        check(reservation)
+        _delete_in(session, reservation, stale, release_in_ironic)
+    return reservation
 
 
 # A claim in Ironic failed after the reservation committed: it must go,

@@ -18,10 +18,14 @@ caller with no role is refused with a 403 in the API-WG format, an admin
 never is.
 """
 
+import os
 import re
 import uuid
 
+import fixtures
+
 from reserveapi import policies
+from reserveapi import policy
 from tests import examples
 from tests.functional import base
 from tests.functional import inventory
@@ -153,6 +157,27 @@ class TestReaderAndService(base.APITestCase):
         self.assertEqual('reserved', shown['state'])
         self.assertEqual(1, len(self.request('GET', '/v1/reservations').json[
             'reservations']))
+
+    def test_a_release_refused_on_the_reservation_deletes_nothing(self):
+        # A policy that lets members release their own project's
+        # reservations: another project's member is told it does not
+        # exist, and it stays.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as stream:
+            stream.write('"reserveapi:reservation:delete": '
+                         '"role:member and project_id:%(project_id)s"\n')
+        self.config(policy_file=path, group='oslo_policy')
+        policy.reset()
+        self.addCleanup(policy.reset)
+        stranger = self.headers_for(['member'], project_id='someone-else')
+        self.assertError(self.request('DELETE', self.path, headers=stranger),
+                         404, 'reserveapi.reservation_not_found')
+        self.assertEqual(200, self.request('GET', self.path).status_int)
+        owner = self.headers_for(['member'])
+        self.assertEqual(204, self.request('DELETE', self.path,
+                                           headers=owner).status_int)
+        self.assertEqual(404, self.request('GET', self.path).status_int)
 
     def test_another_projects_reader_sees_nothing(self):
         stranger = self.headers_for(['reader'], project_id='someone-else')

@@ -12,6 +12,8 @@
 
 """``/v1/reservations``: hold one node for one instance."""
 
+import functools
+
 import pecan
 from pecan import rest
 from wsme import types as wtypes
@@ -101,22 +103,31 @@ def _new_values(current, patch):
 class ReservationsController(rest.RestController):
 
     @staticmethod
-    def _authorized_reservation(rule, reservation_uuid):
-        """The reservation, if the caller may act on it.
+    def _authorized_uuid(rule, reservation_uuid):
+        """The path's reservation uuid, once the caller may act on some
+        reservation by ``rule``."""
+        policy.authorize(rule, pecan.request.context)
+        return body_mod.path_arg(types.uuid, reservation_uuid,
+                                 'reservation_uuid')
+
+    @staticmethod
+    def _authorize_on(rule, reservation):
+        """Whether the caller may act on ``reservation`` by ``rule``.
 
         Another project's reservation is reported as not found, so that
         its existence does not leak.
         """
-        context = pecan.request.context
-        policy.authorize(rule, context)
-        uuid = body_mod.path_arg(types.uuid, reservation_uuid,
-                                 'reservation_uuid')
-        reservation = reservations.get_reservation(uuid)
         try:
-            policy.authorize(rule, context,
+            policy.authorize(rule, pecan.request.context,
                              {'project_id': reservation.project_id})
         except exception.Forbidden:
-            raise exception.ReservationNotFound(reservation=uuid)
+            raise exception.ReservationNotFound(reservation=reservation.uuid)
+
+    def _authorized_reservation(self, rule, reservation_uuid):
+        """The reservation, if the caller may act on it."""
+        reservation = reservations.get_reservation(
+            self._authorized_uuid(rule, reservation_uuid))
+        self._authorize_on(rule, reservation)
         return reservation
 
     @expose.expose(query=dict(
@@ -188,6 +199,8 @@ class ReservationsController(rest.RestController):
 
     @expose.expose(status=204)
     def delete(self, reservation_uuid):
-        reservation = self._authorized_reservation(
-            reservation_policy.DELETE, reservation_uuid)
-        reservations.release(reservation)
+        rule = reservation_policy.DELETE
+        # Authorized on the reservation as read in the transaction that
+        # deletes it: one transaction, not a read and then a delete.
+        reservations.release(self._authorized_uuid(rule, reservation_uuid),
+                             functools.partial(self._authorize_on, rule))
