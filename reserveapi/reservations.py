@@ -88,36 +88,44 @@ def reserve(instance_uuid, host, project_id, request_spec,
         return existing, False
 
 
+CANDIDATE_ROUNDS = 10
+"""Candidate reads one reservation may make while concurrent requests
+take (or Ironic refuses) every node it tries: each lost round means other
+requests got nodes, so the pool drains and the rounds end, without
+sending back a 409 while a node is still free."""
+
+
 def _claim(instance_uuid, host, spec, context, request_spec):
     """A new reservation on the best node that can still be had."""
     node_filter = _prefilter(spec, context)
-    candidates, python_eliminated = _best_candidates(spec, context,
-                                                     node_filter)
-    if not candidates:
-        raise exception.NoValidNode(
-            reason=_explain(node_filter, python_eliminated))
-
     values = {'uuid': uuidutils.generate_uuid(),
               'instance_uuid': instance_uuid, 'host': host,
               'project_id': context.project_id}
     source = _claiming_source()
     info = ironic.instance_info(request_spec) if source else None
-    refused = 0
-    for node in candidates[:CONF.matcher.max_attempts]:
-        try:
-            reservation = db_reservations.create_reservation(values, node)
-        except exception.NodeAlreadyReserved:
-            LOG.debug('Node %s was taken concurrently; trying the next.',
-                      node.uuid)
-            continue
-        if source is not None and not _claimed_in_ironic(
-                source, reservation, info):
-            refused += 1
-            continue
-        LOG.info('Reserved node %s for instance %s on host %s',
-                 node.uuid, instance_uuid, host)
-        return reservation
-    tried = min(len(candidates), CONF.matcher.max_attempts)
+    tried = refused = 0
+    for _round in range(CANDIDATE_ROUNDS):
+        candidates, python_eliminated = _best_candidates(spec, context,
+                                                         node_filter)
+        if not candidates:
+            raise exception.NoValidNode(
+                reason=_explain(node_filter, python_eliminated))
+        for node in candidates[:CONF.matcher.max_attempts]:
+            tried += 1
+            try:
+                reservation = db_reservations.create_reservation(values,
+                                                                 node)
+            except exception.NodeAlreadyReserved:
+                LOG.debug('Node %s was taken concurrently; trying the '
+                          'next.', node.uuid)
+                continue
+            if source is not None and not _claimed_in_ironic(
+                    source, reservation, info):
+                refused += 1
+                continue
+            LOG.info('Reserved node %s for instance %s on host %s',
+                     node.uuid, instance_uuid, host)
+            return reservation
     raise exception.NoValidNode(
         reason='%d matching nodes were all reserved by concurrent requests '
                'or refused by Ironic (%d); retry.' % (tried, refused)

@@ -34,6 +34,10 @@ CONF = reserveapi.conf.CONF
 class ThreadingWSGIServer(socketserver.ThreadingMixIn,
                           simple_server.WSGIServer):
     daemon_threads = True
+    # socketserver listens with a backlog of 5: a burst of clients (a
+    # dozen compute hosts booting at once) overflows it and the kernel
+    # resets the surplus connections. gunicorn's default is 2048.
+    request_queue_size = 128
 
 
 class LoggingRequestHandler(simple_server.WSGIRequestHandler):

@@ -27,8 +27,10 @@ opts = [
                help='Nodes loaded per batch when checking the predicates '
                     'that cannot be expressed in SQL.'),
     cfg.IntOpt('max_attempts', default=5, min=1,
-               help='Candidates tried when a concurrent request takes the '
-                    'chosen node first.'),
+               help='Candidates tried, of one read of the best fitting '
+                    'nodes, when concurrent requests take the chosen node '
+                    'first. Should they take every one tried, the nodes '
+                    'are read again, up to 10 times.'),
 ]
 
 

@@ -16,6 +16,9 @@ release."""
 import datetime
 import uuid
 
+import fixtures
+
+from reserveapi.db import reservations as db_reservations
 from tests import examples
 from tests.functional import base
 from tests.functional import inventory
@@ -131,6 +134,31 @@ class TestReservationStory(rbase.ReservationTestCase):
                                 project_id=SAMPLE_PROJECT)
         reservation = self.assertReserved(response, 'node-gold-1')
         self.assertEqual(SAMPLE_PROJECT, reservation['project_id'])
+
+    def test_nodes_lost_to_concurrent_requests_are_read_again(self):
+        # Every node this request tries is taken just before it claims it
+        # (by another instance, committed), for two rounds of candidates:
+        # it reads again and gets one of the nodes still free.
+        self.nodes(*[inventory.node('node-gold-%d' % index)
+                     for index in range(1, 7)])
+        self.config(max_attempts=2, subset_size=2, group='matcher')
+        create = db_reservations.create_reservation
+        stolen = []
+
+        def taken_first(values, node):
+            if len(stolen) < 4:
+                stolen.append(node.name)
+                create(dict(values, uuid=str(uuid.uuid4()),
+                            instance_uuid=str(uuid.uuid4())), node)
+            return create(values, node)
+
+        self.useFixture(fixtures.MockPatchObject(
+            db_reservations, 'create_reservation', taken_first))
+        response = self.reserve()
+        self.assertEqual(201, response.status_int, response.text)
+        self.assertEqual(4, len(set(stolen)))
+        self.assertNotIn(response.json['node_name'], stolen)
+        self.assertEqual(5, len(self.list_reservations()))
 
     def test_one_node_per_instance_and_instance_per_node(self):
         self.nodes(inventory.node('node-gold-1'),
