@@ -116,7 +116,7 @@ class TestRBACMatrix(base.KeystoneTestCase):
     def _release_everything(self):
         """Free the nodes again for the next call."""
         for reservation in reservations.list_reservations():
-            reservations.release(reservation)
+            reservations.release(reservation.uuid, lambda found: None)
 
     def _mismatch(self, persona, expected, response):
         """Why ``response`` is wrong for ``persona``, or None."""
