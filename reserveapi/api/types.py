@@ -18,6 +18,8 @@ there holds for every resource. WSME validates an attribute again when
 it is set, so each ``validate`` accepts its own output.
 """
 
+import functools
+
 from oslo_utils import strutils
 from wsme import types as wtypes
 
@@ -92,19 +94,22 @@ class Text(_Validated):
     validator = staticmethod(validators.text)
 
 
+def _of_kind(value, kind, what):
+    """``value``, if it is a ``kind``; otherwise it must be ``what``."""
+    if not isinstance(value, kind):
+        raise ValueError('must be %s, not %s'
+                         % (what, validators.describe(value)))
+    return value
+
+
 class String(_Validated):
     """Any string, empty included; the body's parser already refused
     what no database stores.
     """
 
     name = 'string'
-
-    @staticmethod
-    def validator(value):
-        if not isinstance(value, str):
-            raise ValueError('must be a string, not %s'
-                             % validators.describe(value))
-        return value
+    validator = staticmethod(functools.partial(_of_kind, kind=str,
+                                               what='a string'))
 
 
 class ExtraSpecs(_Validated):
@@ -119,9 +124,7 @@ class ExtraSpecs(_Validated):
 
     @staticmethod
     def validator(value):
-        if not isinstance(value, dict):
-            raise ValueError('must be an object, not %s'
-                             % validators.describe(value))
+        _of_kind(value, dict, 'an object')
         if not all(isinstance(key, str) for key in value):
             raise ValueError('keys must be strings')
         for key, item in value.items():
@@ -142,13 +145,8 @@ class JsonObject(_Validated):
     """A JSON object passed on as a dict; the domain reads its keys."""
 
     name = 'json_object'
-
-    @staticmethod
-    def validator(value):
-        if not isinstance(value, dict):
-            raise ValueError('must be an object, not %s'
-                             % validators.describe(value))
-        return value
+    validator = staticmethod(functools.partial(_of_kind, kind=dict,
+                                               what='an object'))
 
 
 class JsonPatch(_Validated):

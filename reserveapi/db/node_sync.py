@@ -244,7 +244,7 @@ def _columns(node):
 
 
 _UPSERT_CHUNK = 500
-"""Rows per upsert: 19 columns each, under every driver's limit of bound
+"""Rows per upsert: 21 columns each, under every driver's limit of bound
 parameters in one statement."""
 
 

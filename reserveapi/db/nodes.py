@@ -86,10 +86,8 @@ def refresh_flags(session, node_ids=None):
         return
     node = models.Node
     flags = {
-        'schedulable': sa.case(
-            (sa.and_(node.vanished.is_(False), *matching.free_clauses()),
-             True),
-            else_=False),
+        'schedulable': sa.case((sa.and_(*_schedulable_clauses()), True),
+                               else_=False),
         'reserved': sa.case((matching.has_live_reservation(), True),
                             else_=False),
     }
@@ -118,13 +116,20 @@ def new_node_schedulable(values):
             return values[element.name]
         return None
 
-    clauses = [models.Node.vanished.is_(False)] + [
-        clause for name, clause in matching.eligible_clauses()
-        if name not in ('stale', 'reserved')]
     return sa.case(
         (sa.and_(*[visitors.replacement_traverse(clause, {}, row_value)
-                   for clause in clauses]), True),
+                   for clause in _schedulable_clauses(but=('stale',))]),
+         True),
         else_=False)
+
+
+def _schedulable_clauses(but=()):
+    """What the ``schedulable`` flag stands for: not vanished, and every
+    eligibility rule but the live reservation's (and those named in
+    ``but``)."""
+    return [models.Node.vanished.is_(False)] + [
+        clause for name, clause in matching.eligible_clauses()
+        if name != 'reserved' and name not in but]
 
 
 def mark_stale(session, node_ids, now):

@@ -12,9 +12,10 @@
 
 """Make the database's node table equal the inventory source.
 
-``file``: the document is read and validated whole, then written in one
-transaction, so a broken document changes nothing; the same document
-again, on a table nobody changed since, is not even parsed.
+``file``: the document is validated a chunk at a time while the last
+chunk is written, all in one transaction, so a broken document changes
+nothing; the same document again, on a table nobody changed since, is
+not even parsed.
 
 ``ironic``: a full pass reads every node a page at a time and writes
 each page as it comes (the next one is fetched meanwhile), then removes
@@ -133,8 +134,9 @@ def sync_changes():
 
 
 def _sync_file():
-    """The document, validated whole and written in one transaction; one
-    already applied to a table nobody changed since is not even parsed."""
+    """The document, validated as it is written, all in one transaction
+    (an invalid entry changes nothing); one already applied to a table
+    nobody changed since is not even parsed."""
     started = timeutils.utcnow()
     path = CONF.inventory.file
     try:
