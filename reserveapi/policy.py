@@ -13,6 +13,7 @@
 """The oslo.policy enforcer; the rules themselves live in policies/."""
 
 import threading
+import time
 
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
@@ -24,6 +25,28 @@ import reserveapi.conf
 CONF = reserveapi.conf.CONF
 _ENFORCER = None
 _ENFORCER_LOCK = threading.Lock()
+
+FILE_CHECK_INTERVAL = 1.0
+"""Seconds between two looks at the policy file and policy.d."""
+
+
+class _Enforcer(policy.Enforcer):
+    """An enforcer that looks for changed policy files at most once per
+    FILE_CHECK_INTERVAL, not on every check.
+
+    oslo.policy looks the file and each policy directory up in every
+    configuration directory on each check: about 85 of the 100
+    microseconds a check costs. An edited file still takes effect
+    without a restart, within a second.
+    """
+
+    _next_file_check = 0.0
+
+    def load_rules(self, force_reload=False):
+        now = time.monotonic()
+        if force_reload or now >= self._next_file_check:
+            super().load_rules(force_reload)
+            self._next_file_check = now + FILE_CHECK_INTERVAL
 
 
 def get_enforcer():
@@ -37,7 +60,7 @@ def get_enforcer():
         if _ENFORCER is None:
             policy_opts.set_defaults(CONF, enforce_scope=True,
                                      enforce_new_defaults=True)
-            enforcer = policy.Enforcer(CONF)
+            enforcer = _Enforcer(CONF)
             enforcer.register_defaults(policies.list_rules())
             _ENFORCER = enforcer
     return _ENFORCER

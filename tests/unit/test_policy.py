@@ -1,0 +1,73 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+import os
+from unittest import mock
+
+import fixtures
+from oslo_policy import policy as oslo_policy
+
+from reserveapi.common import context as context_mod
+from reserveapi.common import exception
+from reserveapi import policy
+from reserveapi.policies import reservation as reservation_policy
+from tests import base
+
+
+class PolicyFileCheckTest(base.TestCase):
+    """The policy file is looked at once per interval, and an edit still
+    takes effect without a restart."""
+
+    def setUp(self):
+        super().setUp()
+        self.path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                                 'policy.yaml')
+        policy.get_enforcer()  # registers the [oslo_policy] options
+        self.config(policy_file=self.path, group='oslo_policy')
+        policy.reset()  # an enforcer keeps the file name it was made with
+        self.now = 1000.0
+        self.useFixture(fixtures.MockPatch('time.monotonic',
+                                           side_effect=lambda: self.now))
+        self.admin = context_mod.RequestContext(
+            user_id='u', project_id='p', roles=['admin', 'member',
+                                                'reader'])
+
+    def write(self, rule):
+        with open(self.path, 'w') as stream:
+            stream.write('"%s": "%s"\n' % (reservation_policy.GET, rule))
+        # The file's mtime must move for oslo.policy to read it again.
+        self.mtime = getattr(self, 'mtime', 0) + 10
+        os.utime(self.path, (self.mtime, self.mtime))
+
+    def authorize(self):
+        policy.authorize(reservation_policy.GET, self.admin)
+
+    def test_an_edit_takes_effect_after_the_interval(self):
+        self.write('@')
+        self.authorize()
+        self.write('!')
+        self.now += policy.FILE_CHECK_INTERVAL / 2
+        self.authorize()  # not looked at yet
+        self.now += policy.FILE_CHECK_INTERVAL
+        self.assertRaises(exception.Forbidden, self.authorize)
+
+    def test_files_are_not_looked_up_between_checks(self):
+        self.write('@')
+        self.authorize()
+        with mock.patch.object(oslo_policy.Enforcer, 'load_rules',
+                               autospec=True) as load:
+            for _ in range(5):
+                self.authorize()
+            self.assertEqual(0, load.call_count)
+            self.now += policy.FILE_CHECK_INTERVAL
+            self.authorize()
+            self.assertEqual(1, load.call_count)
