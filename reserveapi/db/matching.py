@@ -287,8 +287,11 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     while True:
         params['batch_size'] = size
         with base.reader() as session:
-            rows = session.execute(query, params).all()
-            traits, capabilities = _children_of(session,
+            # Core rows straight from the connection: the ORM's result
+            # handling is no use for plain columns.
+            connection = session.connection()
+            rows = connection.execute(query, params).all()
+            traits, capabilities = _children_of(connection,
                                                 [row.id for row in rows])
         if not rows:
             return
@@ -319,14 +322,14 @@ def _children_query():
         .where(capability.node_id.in_(node_ids)))
 
 
-def _children_of(session, node_ids):
+def _children_of(connection, node_ids):
     """Traits and capabilities of some nodes, as two dicts by node id,
     in one round trip.
     """
     traits = collections.defaultdict(list)
     capabilities = collections.defaultdict(dict)
     if node_ids:
-        for node_id, key, value in session.execute(
+        for node_id, key, value in connection.execute(
                 _children_query(), {'node_ids': node_ids}):
             if value is None:
                 traits[node_id].append(key)

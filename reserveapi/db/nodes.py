@@ -14,6 +14,8 @@
 the derived flags that lead the best-fit index; capacity per class.
 """
 
+import functools
+
 import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.sql import visitors
@@ -164,12 +166,18 @@ def clear_reserved_flag(session, node_id):
     refresh_flags does for one node once a reservation ended, in one
     statement. ``schedulable`` does not depend on reservations.
     """
+    session.connection().execute(_clear_reserved_statement(),
+                                 {'flag_node_id': node_id})
+
+
+@functools.cache
+def _clear_reserved_statement():
+    """Built once: every release runs it (see _by_uuid_statements)."""
     node = models.Node
-    session.execute(
-        sa.update(node).where(node.id == node_id, node.reserved.is_(True),
-                              ~matching.has_live_reservation())
-        .values(reserved=False, updated_at=node.updated_at),
-        execution_options={'synchronize_session': False})
+    return sa.update(node).where(
+        node.id == sa.bindparam('flag_node_id'), node.reserved.is_(True),
+        ~matching.has_live_reservation()).values(
+        reserved=False, updated_at=node.updated_at)
 
 
 def get_capacity(host=None):

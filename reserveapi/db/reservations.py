@@ -55,14 +55,30 @@ def _record(row):
     return records.ReservationRecord(**row._asdict())
 
 
-def get_reservation(uuid):
-    """:raises: ReservationNotFound"""
-    with base.reader() as session:
-        row = session.execute(_select_records(
-            models.Reservation.uuid == uuid)).first()
+@functools.cache
+def _by_uuid_statements():
+    """``(select, delete)`` of the reservation ``:reservation_uuid``,
+    built once: reading and releasing one reservation is the hot path
+    after claiming, and building a statement costs as much as running
+    it. Run on the session's connection, past the ORM.
+    """
+    uuid = models.Reservation.uuid == sa.bindparam('reservation_uuid')
+    return _select_records(uuid), sa.delete(models.Reservation).where(uuid)
+
+
+def _select_by_uuid(session, uuid):
+    select, _delete = _by_uuid_statements()
+    row = session.connection().execute(
+        select, {'reservation_uuid': uuid}).first()
     if row is None:
         raise exception.ReservationNotFound(reservation=uuid)
     return _record(row)
+
+
+def get_reservation(uuid):
+    """:raises: ReservationNotFound"""
+    with base.reader() as session:
+        return _select_by_uuid(session, uuid)
 
 
 def get_live_reservation_for_instance(instance_uuid):
@@ -209,12 +225,13 @@ def _delete(reservation, stale, release_in_ironic):
 
 
 def _delete_in(session, reservation, stale, release_in_ironic):
-    now = timeutils.utcnow()
-    deleted = session.execute(sa.delete(models.Reservation).where(
-        models.Reservation.uuid == reservation.uuid)).rowcount
+    _select, delete = _by_uuid_statements()
+    deleted = session.connection().execute(
+        delete, {'reservation_uuid': reservation.uuid}).rowcount
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
     nodes.clear_reserved_flag(session, reservation.node_id)
+    now = timeutils.utcnow()
     if stale:
         nodes.mark_stale(session, [reservation.node_id], now)
     if release_in_ironic:
@@ -244,11 +261,7 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
     :raises: ReservationNotFound; what ``check`` raises (nothing deleted).
     """
     with base.writer() as session:
-        row = session.execute(_select_records(
-            models.Reservation.uuid == uuid)).first()
-        if row is None:
-            raise exception.ReservationNotFound(reservation=uuid)
-        reservation = _record(row)
+        reservation = _select_by_uuid(session, uuid)
         check(reservation)
         _delete_in(session, reservation, stale, release_in_ironic)
     return reservation
