@@ -231,12 +231,45 @@ def _delete_in(session, reservation, stale, release_in_ironic):
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
     nodes.clear_reserved_flag(session, reservation.node_id)
+    _leave_node(session, reservation, stale, release_in_ironic)
+
+
+def _leave_node(session, reservation, stale, release_in_ironic):
+    """What a release does beyond the flag (see _delete)."""
     now = timeutils.utcnow()
     if stale:
         nodes.mark_stale(session, [reservation.node_id], now)
     if release_in_ironic:
         inventory.add_ironic_release(session, reservation.node_uuid,
                                      reservation.instance_uuid, now)
+
+
+@functools.cache
+def _release_statement():
+    """PostgreSQL: the reservation ``:reservation_uuid`` deleted, its
+    node's ``reserved`` flag cleared and the reservation returned as
+    read, in one statement: one round trip instead of three.
+
+    Every part of the statement sees the reservations as they were before
+    it, the deleted one included, so the flag is cleared unless another
+    reservation holds the node.
+    """
+    reservation, node = models.Reservation, models.Node
+    uuid = sa.bindparam('reservation_uuid')
+    deleted = sa.delete(reservation).where(reservation.uuid == uuid).returning(
+        *[getattr(reservation, column) for column in _RECORD_COLUMNS]
+    ).cte('deleted')
+    cleared = sa.update(node).where(
+        node.id == deleted.c.node_id, node.reserved.is_(True),
+        ~sa.exists().where(matching.live_reservation_join(),
+                           reservation.uuid != uuid),
+    ).values(reserved=False, updated_at=node.updated_at).returning(
+        node.id).cte('cleared')
+    return sa.select(
+        *[deleted.c[column] for column in _RECORD_COLUMNS],
+        node.uuid.label('node_uuid'), node.name.label('node_name'),
+        node.resource_class,
+    ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 
 @base.retry_on_deadlock
@@ -261,9 +294,19 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
     :raises: ReservationNotFound; what ``check`` raises (nothing deleted).
     """
     with base.writer() as session:
-        reservation = _select_by_uuid(session, uuid)
-        check(reservation)
-        _delete_in(session, reservation, stale, release_in_ironic)
+        connection = session.connection()
+        if connection.dialect.name != 'postgresql':
+            reservation = _select_by_uuid(session, uuid)
+            check(reservation)
+            _delete_in(session, reservation, stale, release_in_ironic)
+            return reservation
+        row = connection.execute(_release_statement(),
+                                 {'reservation_uuid': uuid}).first()
+        if row is None:
+            raise exception.ReservationNotFound(reservation=uuid)
+        reservation = _record(row)
+        check(reservation)  # what it raises rolls the delete back
+        _leave_node(session, reservation, stale, release_in_ironic)
     return reservation
 
 

@@ -80,6 +80,8 @@ class TestRelease(base.DBTestCase):
     flag, unless another live reservation holds the node.
     """
 
+    scenarios = base.EVERY_BACKEND
+
     def setUp(self):
         super().setUp()
         inventory.sync(self, [inventory.node('node-1')])
@@ -124,3 +126,50 @@ class TestRelease(base.DBTestCase):
         self.assertTrue(self.reserved_flag())
         self.assertEqual([holder.uuid], [
             item.uuid for item in db_reservations.list_reservations()])
+
+    def test_release_by_uuid_frees_the_node_and_returns_it(self):
+        reservation = self.reserve()
+        checked = []
+
+        released = db_reservations.delete_reservation_by_uuid(
+            reservation.uuid, checked.append)
+
+        self.assertEqual([reservation], checked)
+        self.assertEqual(reservation.uuid, released.uuid)
+        self.assertEqual(self.node.uuid, released.node_uuid)
+        self.assertEqual(self.node.name, released.node_name)
+        self.assertEqual('reserved', released.state)
+        self.assertFalse(self.reserved_flag())
+        self.assertEqual([], db_reservations.list_reservations())
+
+    def test_expired_release_by_uuid_leaves_the_new_holder(self):
+        expired = self.reserve()
+        db_reservations.expire_reservations(
+            timeutils.utcnow() + datetime.timedelta(seconds=1))
+        holder = self.reserve()
+
+        db_reservations.delete_reservation_by_uuid(expired.uuid,
+                                                   lambda reservation: None)
+
+        self.assertTrue(self.reserved_flag())
+        self.assertEqual([holder.uuid], [
+            item.uuid for item in db_reservations.list_reservations()])
+
+    def test_release_by_uuid_the_check_refuses_deletes_nothing(self):
+        reservation = self.reserve()
+
+        def refuse(reservation):
+            raise exception.Forbidden(action='release')
+
+        self.assertRaises(exception.Forbidden,
+                          db_reservations.delete_reservation_by_uuid,
+                          reservation.uuid, refuse)
+
+        self.assertTrue(self.reserved_flag())
+        self.assertEqual([reservation.uuid], [
+            item.uuid for item in db_reservations.list_reservations()])
+
+    def test_release_by_unknown_uuid_is_not_found(self):
+        self.assertRaises(exception.ReservationNotFound,
+                          db_reservations.delete_reservation_by_uuid,
+                          str(uuid.uuid4()), lambda reservation: None)
