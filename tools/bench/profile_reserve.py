@@ -25,6 +25,15 @@ It drives the full WSGI application (middleware, pecan, matching, SQL)
 through webtest, counts the SQL statements and the time spent in the
 database driver per request, and prints cProfile's top functions.
 Each reservation is deleted again (not profiled), as in run.py.
+
+First, without the profiler, it times each kind of request (POST, GET
+and DELETE of a reservation, and ``GET /v1``, which is the framework
+alone) in wall and CPU time, over ``--rounds`` rounds. To compare two
+revisions, run it from each in turn, alternating (``PYTHONPATH`` at a
+worktree of the other revision), with ``--no-profile``::
+
+    python tools/bench/profile_reserve.py --config-file ... --rounds 5 \
+        --no-profile
 """
 
 import argparse
@@ -32,6 +41,7 @@ import collections
 import cProfile
 import pathlib
 import pstats
+import statistics
 import sys
 import time
 
@@ -56,6 +66,12 @@ def parse_args(argv):
                         default='baremetal')
     parser.add_argument('--requests', type=int, default=200)
     parser.add_argument('--warmup', type=int, default=20)
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='Rounds of unprofiled timing; each figure is '
+                             'given as the median and the best round.')
+    parser.add_argument('--no-profile', dest='profile',
+                        action='store_false',
+                        help='Only the unprofiled timing.')
     parser.add_argument('--sort', default='cumulative',
                         help='pstats sort key (cumulative, tottime, ...).')
     parser.add_argument('--limit', type=int, default=40,
@@ -135,23 +151,36 @@ def main(argv=None):
     for _ in range(args.warmup):
         release(reserve())
 
-    # First without the profiler: what a POST and a DELETE cost this
-    # process, in wall and CPU time (the database's CPU is not in it).
-    timed = {'POST': [0.0, 0.0], 'DELETE': [0.0, 0.0]}
-    for _ in range(args.requests):
-        for method, call, argument in (('POST', reserve, None),
-                                       ('DELETE', release, True)):
-            wall, cpu = time.perf_counter(), time.process_time()
-            if argument is None:
-                uuid = call()
-            else:
-                call(uuid)
-            timed[method][0] += time.perf_counter() - wall
-            timed[method][1] += time.process_time() - cpu
-    for method, (wall, cpu) in timed.items():
-        print('%d %ss in-process (no profiler): %.2f ms wall, %.2f ms CPU '
-              'each' % (args.requests, method, 1000 * wall / args.requests,
-                        1000 * cpu / args.requests))
+    # First without the profiler: what each request costs this process,
+    # in wall and CPU time (the database's CPU is not in it).
+    rounds = collections.defaultdict(list)
+
+    def timed(kind, call, *arguments):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = call(*arguments)
+        totals[kind][0] += time.perf_counter() - wall
+        totals[kind][1] += time.process_time() - cpu
+        return result
+
+    for _round in range(args.rounds):
+        totals = collections.defaultdict(lambda: [0.0, 0.0])
+        for _ in range(args.requests):
+            uuid = timed('POST', reserve)
+            timed('GET', client.get, '/v1/reservations/' + uuid)
+            timed('DELETE', release, uuid)
+            timed('GET /v1', client.get, '/v1')
+        for kind, (wall, cpu) in totals.items():
+            rounds[kind].append((1000 * wall / args.requests,
+                                 1000 * cpu / args.requests))
+    print('%d rounds of %d requests in-process (no profiler), ms per '
+          'request, median (best round):' % (args.rounds, args.requests))
+    for kind, figures in rounds.items():
+        walls, cpus = zip(*figures)
+        print('  %-8s wall %.2f (%.2f)  CPU %.2f (%.2f)' % (
+            kind, statistics.median(walls), min(walls),
+            statistics.median(cpus), min(cpus)))
+    if not args.profile:
+        return 0
 
     profiler = cProfile.Profile()
     post_seconds = post_statements = post_sql_seconds = 0.0
