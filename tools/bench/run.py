@@ -573,8 +573,9 @@ def table(results):
     row('  load 1 min before -> after', '', lambda r: load(r, 'raw_sql_api'))
     row('concurrent / that floor', '', lambda r: _cell(
         r['concurrent_vs_api_floor'], digits=2))
-    row('error', '', lambda r: r['error'].splitlines()[0][:40]
-        if 'error' in r else '')
+    if any('error' in record for record in results['backends'].values()):
+        row('error', '', lambda r: r['error'].splitlines()[0][:40]
+            if 'error' in r else '')
     header = ['metric'] + kinds + ['target']
     widths = [max(len(str(line[column])) for line in rows + [header])
               for column in range(len(header))]
