@@ -16,9 +16,9 @@ from unittest import mock
 import fixtures
 from oslo_policy import policy as oslo_policy
 
+from reserveapi import policy
 from reserveapi.common import context as context_mod
 from reserveapi.common import exception
-from reserveapi import policy
 from reserveapi.policies import reservation as reservation_policy
 from tests import base
 

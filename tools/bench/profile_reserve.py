@@ -175,7 +175,7 @@ def main(argv=None):
     print('%d rounds of %d requests in-process (no profiler), ms per '
           'request, median (best round):' % (args.rounds, args.requests))
     for kind, figures in rounds.items():
-        walls, cpus = zip(*figures)
+        walls, cpus = zip(*figures, strict=True)
         print('  %-8s wall %.2f (%.2f)  CPU %.2f (%.2f)' % (
             kind, statistics.median(walls), min(walls),
             statistics.median(cpus), min(cpus)))
