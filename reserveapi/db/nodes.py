@@ -172,7 +172,7 @@ def clear_reserved_flag(session, node_id):
 
 @functools.cache
 def _clear_reserved_statement():
-    """Built once: every release runs it (see _by_uuid_statements)."""
+    """Built once: every release runs it (see db/reservations.py)."""
     node = models.Node
     return sa.update(node).where(
         node.id == sa.bindparam('flag_node_id'), node.reserved.is_(True),

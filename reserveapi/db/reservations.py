@@ -45,31 +45,44 @@ def _select_records(*criteria):
     reservation, node = models.Reservation, models.Node
     return sa.select(
         *[getattr(reservation, column) for column in _RECORD_COLUMNS],
-        node.uuid.label('node_uuid'), node.name.label('node_name'),
-        node.resource_class,
+        *_node_identity(),
     ).join_from(reservation, node, reservation.node_id == node.id).where(
         *criteria)
+
+
+def _node_identity():
+    """The node's columns of a reservation record."""
+    node = models.Node
+    return (node.uuid.label('node_uuid'), node.name.label('node_name'),
+            node.resource_class)
 
 
 def _record(row):
     return records.ReservationRecord(**row._asdict())
 
 
+def _is_reservation_uuid():
+    return models.Reservation.uuid == sa.bindparam('reservation_uuid')
+
+
+# Reading and releasing one reservation is the hot path after claiming,
+# and building a statement costs as much as running it: these are built
+# once, with the uuid bound at execution, and run on the session's
+# connection, past the ORM.
+
 @functools.cache
-def _by_uuid_statements():
-    """``(select, delete)`` of the reservation ``:reservation_uuid``,
-    built once: reading and releasing one reservation is the hot path
-    after claiming, and building a statement costs as much as running
-    it. Run on the session's connection, past the ORM.
-    """
-    uuid = models.Reservation.uuid == sa.bindparam('reservation_uuid')
-    return _select_records(uuid), sa.delete(models.Reservation).where(uuid)
+def _select_by_uuid_statement():
+    return _select_records(_is_reservation_uuid())
+
+
+@functools.cache
+def _delete_by_uuid_statement():
+    return sa.delete(models.Reservation).where(_is_reservation_uuid())
 
 
 def _select_by_uuid(session, uuid):
-    select, _delete = _by_uuid_statements()
     row = session.connection().execute(
-        select, {'reservation_uuid': uuid}).first()
+        _select_by_uuid_statement(), {'reservation_uuid': uuid}).first()
     if row is None:
         raise exception.ReservationNotFound(reservation=uuid)
     return _record(row)
@@ -225,9 +238,9 @@ def _delete(reservation, stale, release_in_ironic):
 
 
 def _delete_in(session, reservation, stale, release_in_ironic):
-    _select, delete = _by_uuid_statements()
     deleted = session.connection().execute(
-        delete, {'reservation_uuid': reservation.uuid}).rowcount
+        _delete_by_uuid_statement(),
+        {'reservation_uuid': reservation.uuid}).rowcount
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
     nodes.clear_reserved_flag(session, reservation.node_id)
@@ -255,20 +268,21 @@ def _release_statement():
     reservation holds the node.
     """
     reservation, node = models.Reservation, models.Node
-    uuid = sa.bindparam('reservation_uuid')
-    deleted = sa.delete(reservation).where(reservation.uuid == uuid).returning(
+    # A DELETE of its own: a copy of _delete_by_uuid_statement's, once
+    # that had run on MariaDB in the same process, made a CTE without
+    # columns (SQLAlchemy memoizes on the statement it copies).
+    deleted = sa.delete(reservation).where(_is_reservation_uuid()).returning(
         *[getattr(reservation, column) for column in _RECORD_COLUMNS]
     ).cte('deleted')
     cleared = sa.update(node).where(
         node.id == deleted.c.node_id, node.reserved.is_(True),
         ~sa.exists().where(matching.live_reservation_join(),
-                           reservation.uuid != uuid),
+                           ~_is_reservation_uuid()),
     ).values(reserved=False, updated_at=node.updated_at).returning(
         node.id).cte('cleared')
     return sa.select(
         *[deleted.c[column] for column in _RECORD_COLUMNS],
-        node.uuid.label('node_uuid'), node.name.label('node_name'),
-        node.resource_class,
+        *_node_identity(),
     ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 

@@ -155,7 +155,7 @@ def main(argv=None):
     # in wall and CPU time (the database's CPU is not in it).
     rounds = collections.defaultdict(list)
 
-    def timed(kind, call, *arguments):
+    def timed(totals, kind, call, *arguments):
         wall, cpu = time.perf_counter(), time.process_time()
         result = call(*arguments)
         totals[kind][0] += time.perf_counter() - wall
@@ -165,10 +165,10 @@ def main(argv=None):
     for _round in range(args.rounds):
         totals = collections.defaultdict(lambda: [0.0, 0.0])
         for _ in range(args.requests):
-            uuid = timed('POST', reserve)
-            timed('GET', client.get, '/v1/reservations/' + uuid)
-            timed('DELETE', release, uuid)
-            timed('GET /v1', client.get, '/v1')
+            uuid = timed(totals, 'POST', reserve)
+            timed(totals, 'GET', client.get, '/v1/reservations/' + uuid)
+            timed(totals, 'DELETE', release, uuid)
+            timed(totals, 'GET /v1', client.get, '/v1')
         for kind, (wall, cpu) in totals.items():
             rounds[kind].append((1000 * wall / args.requests,
                                  1000 * cpu / args.requests))
