@@ -48,7 +48,7 @@ def sync_nodes():
         return 1
     except inventory_sync.SyncInProgress:
         print('Inventory not synced: another process kept syncing for '
-              '%d s.' % inventory_sync.LEASE_SECONDS, file=sys.stderr)
+              '%d s.' % inventory_sync.WAIT_SECONDS, file=sys.stderr)
         return 1
     print('Nodes: %d added, %d updated, %d unchanged, %d removed, %d '
           'vanished but kept while reserved.' % tuple(

@@ -30,9 +30,12 @@ opts = [
                help='First retry delay in seconds; doubled per attempt.'),
     cfg.IntOpt('backoff_max', default=600, min=1,
                help='Longest delay between two retries of one change.'),
-    cfg.IntOpt('claim_timeout', default=300, min=1,
-               help='Seconds a worker owns a claimed change before another '
-                    'worker may take it over.'),
+    cfg.IntOpt('claim_timeout', default=15, min=1,
+               help='Seconds a claimed change stays owned without being '
+                    'renewed. A worker renews its claims while it applies '
+                    'them, so this only bounds how long the changes of a '
+                    'process that died wait before another takes them '
+                    'over.'),
     cfg.IntOpt('reconcile_interval', default=600, min=0,
                help='Seconds between full reconcile passes of the worker, '
                     'which let new providers inherit their host\'s '

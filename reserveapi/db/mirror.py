@@ -18,6 +18,8 @@ making Placement agree. Rows are claimed in the database, so any number
 of API processes and workers may apply them.
 """
 
+import datetime
+
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -280,6 +282,22 @@ def claim_host(host_id, version, claimed_by, claimed_until,
             return None
         (record,) = _claimed_hosts(session, claimed_by, [host_id])
         return record
+
+
+@base.retry_on_busy
+def renew_claims(claimed_by, seconds, now=None):
+    """Extend every claim ``claimed_by`` still holds by ``seconds``
+    (a heartbeat: a worker that dies stops renewing, and its rows are
+    taken over soon after).
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    host = models.MirrorHost
+    with base.writer() as session:
+        session.execute(sa.update(host).where(
+            host.claimed_by == claimed_by).values(
+            claimed_until=now + datetime.timedelta(seconds=seconds)))
 
 
 @base.retry_on_deadlock

@@ -31,17 +31,15 @@ import collections
 import datetime
 import hashlib
 import json
-import os
 import queue
-import socket
 import threading
 import time
 
 from oslo_log import log
 from oslo_utils import timeutils
-from oslo_utils import uuidutils
 
 from reserveapi.common import exception
+from reserveapi.common import lease
 import reserveapi.conf
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import node_sync
@@ -52,19 +50,15 @@ from reserveapi.inventory import ironic
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 
-LEASE_SECONDS = 300
-"""How long a worker owns the sync without renewing it (it renews at
-every page): another may take over once a holder died."""
-
 LEASE_WAIT = 1.0
 """Seconds between two attempts of ``sync-nodes`` to take the lease."""
+
+WAIT_SECONDS = 600
+"""How long ``sync-nodes`` waits for another process's pass to end."""
 
 STALE_REREADS = 200
 """Nodes waiting for a fresh read that one incremental pass re-reads one
 by one; the rest wait for the next pass."""
-
-_HOLDER = '%s:%d:%s' % (socket.gethostname(), os.getpid(),
-                        uuidutils.generate_uuid()[:8])
 
 _source = None
 _source_lock = threading.Lock()
@@ -163,25 +157,36 @@ def _sync_file():
 
 
 def _sync_ironic(full, wait):
+    """One pass under the sync lease, which a heartbeat keeps short-lived:
+    a worker killed mid-pass blocks no other for more than
+    ``lease.SECONDS``."""
     source = ironic_source()
-    _take_lease(wait)
+    holder = lease.holder()
+    _take_lease(holder, wait)
+    keeper = lease.Heartbeat(
+        lambda: db_inventory.take_sync_lease(ironic.NAME, holder,
+                                             lease.SECONDS),
+        name='inventory-sync')
     try:
-        state = db_inventory.get_inventory_sync(ironic.NAME)
-        full = full or _full_pass_due(state)
-        started = timeutils.utcnow()
-        try:
-            if full:
-                counts, watermark = _full_pass(source)
-            else:
-                counts, watermark = _incremental_pass(source, state)
-        except exception.IronicUnavailable as error:
-            note_outage(error)
-            raise
-        outage = db_inventory.record_inventory_sync(
-            ironic.NAME, db_nodes.count_nodes(), started, full=full,
-            watermark=watermark, location=source.location)
+        with keeper:
+            state = db_inventory.get_inventory_sync(ironic.NAME)
+            full = full or _full_pass_due(state)
+            started = timeutils.utcnow()
+            try:
+                if full:
+                    counts, watermark = _full_pass(source, keeper)
+                else:
+                    counts, watermark = _incremental_pass(source, state,
+                                                         keeper)
+            except exception.IronicUnavailable as error:
+                note_outage(error)
+                raise
+            _still_ours(keeper)
+            outage = db_inventory.record_inventory_sync(
+                ironic.NAME, db_nodes.count_nodes(), started, full=full,
+                watermark=watermark, location=source.location)
     finally:
-        db_inventory.drop_sync_lease(ironic.NAME, _HOLDER)
+        db_inventory.drop_sync_lease(ironic.NAME, holder)
     if outage is not None:
         LOG.warning('Ironic is reachable again; it was not since %s.',
                     outage)
@@ -189,31 +194,20 @@ def _sync_ironic(full, wait):
     return counts
 
 
-def _take_lease(wait):
-    deadline = time.monotonic() + LEASE_SECONDS
-    while not db_inventory.take_sync_lease(ironic.NAME, _HOLDER,
-                                           LEASE_SECONDS):
+def _take_lease(holder, wait):
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not db_inventory.take_sync_lease(ironic.NAME, holder,
+                                           lease.SECONDS):
         if not wait or time.monotonic() > deadline:
             raise SyncInProgress()
         time.sleep(LEASE_WAIT)
 
 
-class _Lease:
-    """Renews the sync lease during a long pass, a third of its time
-    after taking or renewing it: a write per page would cost a commit."""
-
-    def __init__(self):
-        self.renewed = time.monotonic()
-
-    def keep(self):
-        if time.monotonic() - self.renewed < LEASE_SECONDS / 3:
-            return
-        if not db_inventory.take_sync_lease(ironic.NAME, _HOLDER,
-                                            LEASE_SECONDS):
-            # Another process took over (we stalled past the lease):
-            # stop before our older pages overwrite its newer ones.
-            raise SyncInProgress()
-        self.renewed = time.monotonic()
+def _still_ours(keeper):
+    """Another process took the sync over (we stalled past the lease):
+    stop before our older pages overwrite its newer ones."""
+    if not keeper.held():
+        raise SyncInProgress()
 
 
 def _full_pass_due(state):
@@ -225,12 +219,11 @@ def _full_pass_due(state):
     return age >= datetime.timedelta(seconds=interval)
 
 
-def _full_pass(source):
+def _full_pass(source, keeper):
     """Every node, then away with what Ironic no longer lists."""
     watermark = source.newest_change()
     counts = collections.Counter()
     seen = set()
-    lease = _Lease()
     # Digests are taken in the reading thread too, while the last page
     # is being written.
     for page, fingerprints in _prefetched(
@@ -240,14 +233,14 @@ def _full_pass(source):
                                              page.read_at))
         seen.update(node['uuid'] for node in page.nodes)
         seen.update(page.skipped)
-        lease.keep()
+        _still_ours(keeper)
     counts.update(node_sync.remove_missing(seen))
     if node_sync.worth_analyzing(counts):
         node_sync.analyze()
     return counts, watermark
 
 
-def _incremental_pass(source, state):
+def _incremental_pass(source, state, keeper):
     """What changed since the watermark, and the nodes waiting to be
     read again; returns the new watermark."""
     since = state.watermark - datetime.timedelta(
@@ -256,13 +249,16 @@ def _incremental_pass(source, state):
     counts = collections.Counter()
     read = set()
     for page in source.changed_pages(since):
+        _still_ours(keeper)
         counts.update(write(page))
         read.update(node['uuid'] for node in page.nodes)
         if page.newest is not None:
             newest = max(newest, page.newest)
     for uuid in db_nodes.list_stale(STALE_REREADS):
         if uuid not in read:
-            counts.update(write(source.get_node(uuid)))
+            page = source.get_node(uuid)
+            _still_ours(keeper)
+            counts.update(write(page))
     if node_sync.worth_analyzing(counts):
         node_sync.analyze()
     return counts, newest

@@ -327,7 +327,7 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
         db_mirror.record_aggregates(sorted(comparison.desired.hosts))
-    claimed_by, claimed_until = state.new_claim()
+    claimed_by = state.new_claim()[0]
     by_host = collections.defaultdict(list)
     for item in differences:
         if item.host is not None:
@@ -335,30 +335,39 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
         elif item.provider_uuid is not None:
             _remove_stray(comparison, item, prune, host_resolver.placement,
                           deadline)
-    for (aggregate_uuid, host), items in sorted(by_host.items()):
-        member = comparison.member(aggregate_uuid, host)
-        if not (member or prune
-                or comparison.must_leave(aggregate_uuid, host)):
+    with state.kept_claims(claimed_by):
+        for (aggregate_uuid, host), items in sorted(by_host.items()):
+            action, detail = _fix_host(comparison, aggregate_uuid, host,
+                                       prune, claimed_by, host_resolver,
+                                       deadline, providers)
             for item in items:
-                item.action = KEPT if item.difference == EXTRA else NONE
-            continue
-        row = comparison.rows.get((aggregate_uuid, host))
-        if row is not None and row.member == member:
-            record = db_mirror.claim_host(row.id, row.version,
-                                              claimed_by, claimed_until)
-        else:
-            record = db_mirror.set_membership(
-                aggregate_uuid, host, member, claimed_by, claimed_until)
-        if record is None:
-            action, detail = PENDING, BUSY
-        else:
-            _recorded, detail = state.apply(
-                record, claimed_by, host_resolver, deadline,
-                providers=providers.get(host) or None)
-            action = ((ADDED if member else REMOVED) if detail is None
-                      else PENDING)
-        for item in items:
-            item.action, item.detail = action, detail
+                item.action, item.detail = (
+                    (KEPT if item.difference == EXTRA else NONE, None)
+                    if action is None else (action, detail))
+
+
+def _fix_host(comparison, aggregate_uuid, host, prune, claimed_by,
+              host_resolver, deadline, providers):
+    """``(action, detail)`` for one host's differences, through its row
+    claimed for ``claimed_by``; action None when they are left as
+    they are."""
+    member = comparison.member(aggregate_uuid, host)
+    if not (member or prune or comparison.must_leave(aggregate_uuid, host)):
+        return None, None
+    row = comparison.rows.get((aggregate_uuid, host))
+    if row is not None and row.member == member:
+        record = db_mirror.claim_host(row.id, row.version, claimed_by,
+                                      state.claim_until())
+    else:
+        record = db_mirror.set_membership(aggregate_uuid, host, member,
+                                          claimed_by, state.claim_until())
+    if record is None:
+        return PENDING, BUSY
+    _recorded, detail = state.apply(record, claimed_by, host_resolver,
+                                    deadline,
+                                    providers=providers.get(host) or None)
+    action = (ADDED if member else REMOVED) if detail is None else PENDING
+    return action, detail
 
 
 def _remove_stray(comparison, item, prune, client, deadline):

@@ -27,6 +27,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from reserveapi.common import lease
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import exception as mirror_exc
@@ -61,9 +62,23 @@ def resolver(inline=False):
 
 def new_claim():
     """``(claimed_by, claimed_until)`` for rows a caller applies now."""
-    return (uuidutils.generate_uuid(),
-            timeutils.utcnow() + datetime.timedelta(
-                seconds=CONF.mirror.claim_timeout))
+    return uuidutils.generate_uuid(), claim_until()
+
+
+def claim_until():
+    """When a claim taken now lapses unless renewed."""
+    return timeutils.utcnow() + datetime.timedelta(
+        seconds=CONF.mirror.claim_timeout)
+
+
+def kept_claims(claimed_by):
+    """A heartbeat renewing ``claimed_by``'s claims while a worker
+    applies them: ``[mirror] claim_timeout`` then only bounds how long
+    the rows of a worker that died wait for another."""
+    seconds = CONF.mirror.claim_timeout
+    return lease.Heartbeat(
+        lambda: db_mirror.renew_claims(claimed_by, seconds) or True,
+        seconds=seconds, name='mirror')
 
 
 def _inline_claim():
@@ -221,16 +236,17 @@ def retry_pending():
         claimed_by, claimed_until = new_claim()
         batch = db_mirror.claim_hosts(claimed_by, claimed_until,
                                       RETRY_BATCH)
-        providers = _resolve_hosts({row.host for row in batch})
-        for row in batch:
-            if timeutils.utcnow() >= claimed_until:
-                break
-            _recorded, reason = apply(row, claimed_by, resolver(),
-                                      providers=providers.get(row.host))
-            if reason is None:
-                synced += 1
-            else:
-                still_pending += 1
+        with kept_claims(claimed_by) as keeper:
+            providers = _resolve_hosts({row.host for row in batch})
+            for row in batch:
+                if not keeper.held():
+                    break
+                _recorded, reason = apply(row, claimed_by, resolver(),
+                                          providers=providers.get(row.host))
+                if reason is None:
+                    synced += 1
+                else:
+                    still_pending += 1
         if len(batch) < RETRY_BATCH:
             if synced or still_pending:
                 LOG.info('Mirror retry pass: %(synced)d synced, '

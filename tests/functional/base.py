@@ -30,6 +30,7 @@ from oslo_db.sqlalchemy import test_fixtures
 import webtest
 
 from reserveapi.api import app
+from reserveapi.common import lease
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
@@ -87,6 +88,21 @@ EVERY_BACKEND = [SQLITE, POSTGRESQL, MYSQL]
 SERVER_BACKENDS = [POSTGRESQL, MYSQL]
 
 
+class _ThreadlessHeartbeat(lease.Heartbeat):
+    """A lease's heartbeat without its thread, for SQLite's test database:
+    one connection that two threads must not write on at once. A lease
+    stays held for the whole test."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        pass
+
+    def held(self):
+        return True
+
+
 class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
     """Runs on SQLite; ``scenarios = EVERY_BACKEND`` (or another list of
     backends) runs a class on each.
@@ -94,6 +110,12 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
 
     FIXTURE = SQLiteFixture
     SKIP_ON_UNAVAILABLE_DB = not os.environ.get(REQUIRE_BACKENDS_ENV)
+
+    def setUp(self):
+        super().setUp()
+        if self.engine.dialect.name == 'sqlite':
+            self.useFixture(fixtures.MockPatchObject(
+                lease, 'Heartbeat', _ThreadlessHeartbeat))
 
     @property
     def engine(self):
