@@ -31,10 +31,10 @@ from oslo_utils import uuidutils
 from reserveapi.common import exception
 from reserveapi.common import states
 import reserveapi.conf
-from reserveapi.db import inventory as db_inventory
 from reserveapi.db import matching as db_matching
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.matcher import filters
@@ -85,7 +85,9 @@ def reserve(instance_uuid, host, project_id, request_spec,
         existing = _existing_for(instance_uuid, host)
         if existing is None:
             raise
+    if _still_claimed(existing, request_spec):
         return existing, False
+    return _claim(instance_uuid, host, spec, context, request_spec), True
 
 
 CANDIDATE_ROUNDS = 10
@@ -147,27 +149,69 @@ def _claimed_in_ironic(source, reservation, info):
     node left for a sync to read again) if Ironic will not have it.
 
     Whatever goes wrong, no reservation stays behind that Ironic did not
-    accept; one whose claim may have landed is noted for the worker to
-    clear if it is still ours and unused.
+    accept; a claim of ours that landed, or may land still, is asked to
+    be cleared in the same transaction.
     """
     node_uuid, instance = reservation.node_uuid, reservation.instance_uuid
     try:
-        source.claim(node_uuid, instance, info)
+        claims.claim(source, node_uuid, instance, info)
         return True
-    except ironic.NodeTaken as error:
+    except exception.NodeTaken as error:
         LOG.info('Ironic refused node %s for instance %s: %s; trying the '
-                 'next.', node_uuid, instance, error)
-        db_reservations.undo_reservation(reservation, stale=True)
+                 'next.', node_uuid, instance, error.kwargs['reason'])
+        _undo(source, reservation, error.ours)
         return False
+    except (exception.InstanceDeployed, exception.ClaimBeingCleared):
+        # Ironic refused the instance on this node: nothing landed here.
+        db_reservations.undo_reservation(reservation)
+        raise
     except exception.IronicUnavailable as error:
-        db_reservations.undo_reservation(reservation,
-                                         release_in_ironic=True)
+        if error.delivered:
+            # The PATCH may land still: clear it once it must have.
+            db_reservations.undo_reservation(
+                reservation, stale=True,
+                clear_in_ironic=claims.clear_later(claims.UNCERTAIN_DELAY))
+        else:
+            db_reservations.undo_reservation(reservation)
         inventory_sync.note_outage(error)
         raise
     except BaseException:
         with excutils.save_and_reraise_exception():
-            db_reservations.undo_reservation(reservation,
-                                             release_in_ironic=True)
+            db_reservations.undo_reservation(
+                reservation, stale=True,
+                clear_in_ironic=claims.clear_later(claims.UNCERTAIN_DELAY))
+
+
+def _undo(source, reservation, claimed):
+    """Take back ``reservation``; with ``claimed`` (our claim is on its
+    node in Ironic) clear that claim too."""
+    db_reservations.undo_reservation(
+        reservation, stale=True,
+        clear_in_ironic=claims.clear_now() if claimed else None)
+    if claimed:
+        claims.clear_quietly(source, reservation.node_uuid,
+                             reservation.instance_uuid)
+
+
+def _still_claimed(existing, request_spec):
+    """Whether the instance's reservation, found again for a retried
+    request, may be answered: with the Ironic source, its node must carry
+    the instance in Ironic (the first answer may have been lost before
+    the claim was made), so it is claimed again if need be.
+
+    False when Ironic will not have the node: the reservation is undone
+    and the caller reserves another. An ``active`` reservation belongs to
+    a deployed instance and is answered as it is.
+
+    :raises: IronicUnavailable, ClaimBeingCleared, InstanceDeployed
+        (the reservation undone: nothing is held).
+    """
+    source = _claiming_source()
+    if source is None or existing.state != states.RESERVED:
+        return True
+    info = ironic.instance_info(request_spec)
+    return (_claimed_in_ironic(source, existing, info)
+            and claims.kept(source, existing))
 
 
 def _existing_for(instance_uuid, host):
@@ -332,57 +376,37 @@ def release(uuid, check):
     """
     source = _claiming_source()
     reservation = db_reservations.delete_reservation_by_uuid(
-        uuid, check, **_release_options(source))
+        uuid, check, **_release_options(source, claims.clear_now()))
     LOG.info('Reservation %s released', reservation.uuid)
     _clear_released_claim(source, reservation)
 
 
 def _delete(reservation, source):
-    """Delete ``reservation`` (see _release_options).
+    """Delete ``reservation`` (see _release_options), its claim in Ironic
+    cleared by this process.
 
     :raises: ReservationNotFound
     """
-    db_reservations.delete_reservation(reservation,
-                                       **_release_options(source))
+    db_reservations.delete_reservation(
+        reservation, **_release_options(source, claims.clear_now()))
 
 
-def _release_options(source):
+def _release_options(source, clear_request):
     """How ending a reservation leaves its node: with the Ironic source
     it waits for a fresh read, and with ``source`` (claims in Ironic) its
-    claim is noted for clearing in the same transaction."""
+    claim is asked to be cleared, as ``clear_request`` says, in the same
+    transaction."""
     return {'stale': CONF.inventory.source == ironic.NAME,
-            'release_in_ironic': source is not None}
+            'clear_in_ironic': clear_request if source is not None
+            else None}
 
 
 def _clear_released_claim(source, reservation):
     """Clear a deleted reservation's claim in Ironic now if Ironic
     answers; otherwise the worker does once it does."""
-    if source is None:
-        return
-    try:
-        clear_in_ironic(source, reservation.node_uuid,
-                        reservation.instance_uuid)
-    except exception.IronicUnavailable:
-        pass  # noted with the release: the worker clears it
-
-
-def clear_in_ironic(source, node_uuid, instance_uuid):
-    """Clear a claim noted for clearing (``delete_reservation``'s
-    ``release_in_ironic``), and forget the note.
-
-    :raises: IronicUnavailable (noted, logged once per outage): the note
-        stays for the worker.
-    """
-    try:
-        outcome, page = source.release(node_uuid, instance_uuid)
-    except exception.IronicUnavailable as error:
-        inventory_sync.note_outage(error)
-        raise
-    LOG.info('Claim of instance %s on Ironic node %s: %s.', instance_uuid,
-             node_uuid, outcome)
-    db_inventory.finish_ironic_release(node_uuid, instance_uuid)
-    # Ironic's answer is a fresh read: no need to wait for a sync.
-    inventory_sync.write(page)
+    if source is not None:
+        claims.clear_quietly(source, reservation.node_uuid,
+                             reservation.instance_uuid)
 
 
 def expire(now=None):
@@ -397,7 +421,7 @@ def expire(now=None):
     now = now or timeutils.utcnow()
     expired = db_reservations.expire_reservations(
         now - datetime.timedelta(seconds=ttl),
-        **_release_options(_claiming_source()))
+        **_release_options(_claiming_source(), claims.clear_later()))
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
     return expired

@@ -176,7 +176,58 @@ class InstanceDeployed(Conflict):
 
 
 class IronicUnavailable(ServiceUnavailable):
-    """Ironic could not be asked; nothing was changed on our side."""
+    """Ironic could not be asked; nothing was changed on our side.
+
+    ``delivered``: whether the request may have reached Ironic (and so
+    may still take effect there); False only when no connection was
+    ever made.
+    """
 
     code = 'reserveapi.ironic_unavailable'
     msg_fmt = 'Ironic is unavailable: %(reason)s'
+
+    def __init__(self, message=None, delivered=True, **kwargs):
+        self.delivered = delivered
+        super().__init__(message, **kwargs)
+
+
+class NodeTaken(Conflict):
+    """Ironic will not let the node be ours now: try another one.
+
+    ``ours``: our claim landed, but Ironic's answer shows a node that
+    cannot be used; that claim is for the caller to clear.
+    """
+
+    code = 'reserveapi.node_taken'
+    msg_fmt = 'Ironic will not give the node: %(reason)s'
+
+    def __init__(self, reason, ours=False):
+        self.ours = ours
+        super().__init__(reason=reason)
+
+
+class InstanceClaimedElsewhere(Conflict):
+    """Ironic has the instance on another node (a claim of ours whose
+    answer was lost, or one not cleared yet)."""
+
+    code = 'reserveapi.instance_claimed_elsewhere'
+    msg_fmt = ('Ironic has instance %(instance_uuid)s on another node '
+               'already.')
+
+
+class ClaimNotCleared(ServiceUnavailable):
+    """Ironic refused to clear a claim of ours for now (its node is
+    locked, or in a transition): the clear is tried again later."""
+
+    code = 'reserveapi.claim_not_cleared'
+    msg_fmt = 'Ironic did not clear the claim: %(reason)s'
+
+
+class ClaimBeingCleared(ServiceUnavailable):
+    """The instance's claim on another node is being cleared by another
+    process: nothing is held; retry in a few seconds."""
+
+    code = 'reserveapi.claim_being_cleared'
+    msg_fmt = ('Instance %(instance_uuid)s still has a claim on Ironic '
+               'node %(node)s that another process is clearing; nothing '
+               'was reserved. Retry in a few seconds.')

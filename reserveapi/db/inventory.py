@@ -18,6 +18,7 @@ All of it lives in the database, never in a process, so any number of
 API processes and workers agree on it.
 """
 
+import dataclasses
 import datetime
 
 from oslo_utils import timeutils
@@ -25,6 +26,7 @@ import sqlalchemy as sa
 
 from reserveapi.db import base
 from reserveapi.db import models
+from reserveapi.db import nodes
 from reserveapi.db import records
 
 _SYNC_COLUMNS = ('source', 'synced_at', 'nodes', 'full_synced_at',
@@ -142,24 +144,119 @@ def drop_sync_lease(source, holder):
             .values(claimed_by=None, claimed_until=None))
 
 
-# Claims in Ironic left to clear ---------------------------------------------
+# Claims of ours in Ironic to clear ------------------------------------------
 
-def add_ironic_release(session, node_uuid, instance_uuid, now):
-    """Remember, in the caller's transaction, to clear ``instance_uuid``'s
-    claim on ``node_uuid`` in Ironic (a duplicate is the caller's to
-    retry: it finds the row and adds nothing).
+def _release_pair(node_uuid, instance_uuid):
+    table = models.IronicRelease
+    return (table.node_uuid == node_uuid,
+            table.instance_uuid == instance_uuid)
+
+
+def _lease_free(now, holder=None):
+    """A release row no live process is clearing (or ``holder`` is)."""
+    table = models.IronicRelease
+    free = [table.claimed_by.is_(None), table.claimed_until < now]
+    if holder is not None:
+        free.append(table.claimed_by == holder)
+    return sa.or_(*free)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClearRequest:
+    """How ending a reservation asks for its claim in Ironic to be
+    cleared: by the caller itself right after committing (``holder``,
+    with a lease of ``lease_seconds``), or by a worker ``delay`` seconds
+    from now."""
+
+    holder: str | None = None
+    lease_seconds: float | None = None
+    delay: float = 0
+
+
+def add_ironic_release(session, node_uuid, instance_uuid, now, request):
+    """Ask, in the caller's transaction, for ``instance_uuid``'s claim on
+    ``node_uuid`` in Ironic to be cleared, as ``request`` (a
+    ClearRequest) says; the node is not offered until it is.
+
+    A request for a pair already waiting counts as a new one
+    (``generation``), so that a clear under way, which may have read
+    Ironic before this request's reason arose, does not end it. Two
+    processes inserting the same pair at once: the loser's transaction
+    fails with DBDuplicateEntry, for its caller to retry.
     """
     table = models.IronicRelease
-    if session.scalar(sa.select(table.id).where(
-            table.node_uuid == node_uuid,
-            table.instance_uuid == instance_uuid)) is None:
+    due = now + datetime.timedelta(seconds=request.delay)
+    lease = {}
+    if request.holder is not None:
+        lease = {'claimed_by': request.holder, 'claimed_until': now
+                 + datetime.timedelta(seconds=request.lease_seconds)}
+    pair = _release_pair(node_uuid, instance_uuid)
+    nodes.mark_stale_by_uuid(session, node_uuid, now)
+    if session.scalar(sa.select(table.id).where(*pair)) is None:
         session.execute(sa.insert(table).values(
             node_uuid=node_uuid, instance_uuid=instance_uuid, attempts=0,
-            next_attempt_at=now, created_at=now))
+            next_attempt_at=due, created_at=now, generation=0, **lease))
+        return
+    session.execute(sa.update(table).where(*pair).values(
+        generation=table.generation + 1, next_attempt_at=due,
+        updated_at=now))
+    if lease:
+        session.execute(sa.update(table).where(
+            *pair, _lease_free(now, request.holder)).values(**lease))
+
+
+@base.retry_on_busy
+def request_ironic_release(node_uuid, instance_uuid, request):
+    """add_ironic_release in a transaction of its own.
+
+    :raises: DBError
+    """
+    with base.writer() as session:
+        add_ironic_release(session, node_uuid, instance_uuid,
+                           timeutils.utcnow(), request)
+
+
+@base.retry_on_busy
+def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
+                        now=None):
+    """Become (or stay) the one process clearing the pair's claim for
+    ``lease_seconds``; the row's generation, or None when there is no
+    such row or another process holds its lease.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    table = models.IronicRelease
+    pair = _release_pair(node_uuid, instance_uuid)
+    with base.writer() as session:
+        taken = session.execute(sa.update(table).where(
+            *pair, _lease_free(now, holder)).values(
+            claimed_by=holder, claimed_until=now + datetime.timedelta(
+                seconds=lease_seconds))).rowcount
+        if not taken:
+            return None
+        return session.scalar(sa.select(table.generation).where(*pair))
+
+
+@base.retry_on_busy
+def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
+                         now=None):
+    """Extend ``holder``'s lease; False if it no longer holds it.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    table = models.IronicRelease
+    with base.writer() as session:
+        return bool(session.execute(sa.update(table).where(
+            *_release_pair(node_uuid, instance_uuid),
+            table.claimed_by == holder).values(
+            claimed_until=now + datetime.timedelta(
+                seconds=lease_seconds))).rowcount)
 
 
 def due_ironic_releases(limit, now=None):
-    """The releases whose next attempt is due, oldest first.
+    """The releases due and not being cleared, oldest first.
 
     :raises: DBError
     """
@@ -172,33 +269,54 @@ def due_ironic_releases(limit, now=None):
             next_attempt_at=row.next_attempt_at, last_error=row.last_error,
             created_at=row.created_at)
             for row in session.scalars(
-                sa.select(table).where(table.next_attempt_at <= now)
+                sa.select(table).where(table.next_attempt_at <= now,
+                                       _lease_free(now))
                 .order_by(table.next_attempt_at, table.id).limit(limit))]
 
 
 @base.retry_on_busy
-def finish_ironic_release(node_uuid, instance_uuid):
-    """The claim is cleared, or no longer ours to clear.
+def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
+                          now=None):
+    """``holder`` cleared the claim (or found it no longer ours to
+    clear) while the row was at ``generation``: the row goes, and the
+    node may be offered again. A request that came meanwhile keeps the
+    row, due at once, for another pass. True if the row went.
 
     :raises: DBError
     """
+    now = now or timeutils.utcnow()
     table = models.IronicRelease
+    pair = _release_pair(node_uuid, instance_uuid)
     with base.writer() as session:
-        session.execute(sa.delete(table).where(
-            table.node_uuid == node_uuid,
-            table.instance_uuid == instance_uuid))
+        finished = session.execute(sa.delete(table).where(
+            *pair, table.claimed_by == holder,
+            table.generation == generation)).rowcount
+        if not finished:
+            session.execute(sa.update(table).where(
+                *pair, table.claimed_by == holder).values(
+                claimed_by=None, claimed_until=None, next_attempt_at=now,
+                updated_at=now))
+    return bool(finished)
 
 
 @base.retry_on_busy
-def postpone_ironic_release(release_id, error, next_attempt_at):
-    """:raises: DBError"""
+def postpone_ironic_release(node_uuid, instance_uuid, holder, error,
+                            next_attempt_at, now=None):
+    """``holder`` could not clear the claim: its lease ends and the row is
+    due again at ``next_attempt_at``.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
     table = models.IronicRelease
     with base.writer() as session:
         session.execute(
-            sa.update(table).where(table.id == release_id).values(
+            sa.update(table).where(
+                *_release_pair(node_uuid, instance_uuid),
+                table.claimed_by == holder).values(
                 attempts=table.attempts + 1, last_error=error[:2000],
-                next_attempt_at=next_attempt_at,
-                updated_at=timeutils.utcnow()))
+                next_attempt_at=next_attempt_at, claimed_by=None,
+                claimed_until=None, updated_at=now))
 
 
 def count_ironic_releases():

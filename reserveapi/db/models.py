@@ -248,10 +248,14 @@ class InventorySync(Base):
 
 
 class IronicRelease(TimestampMixin, Base):
-    """A claim in Ironic that an API call could not clear, for the worker.
+    """A claim of ours in Ironic to clear: its node is not offered while
+    the row exists.
 
-    Cleared only while Ironic still shows this instance on this node with
-    nothing deployed, and no live reservation of ours holds that pair.
+    Cleared only by the process holding the row's lease (``claimed_by``
+    until ``claimed_until``), only while Ironic still shows this
+    instance on this node with nothing deployed, and no live reservation
+    of ours holds that pair. ``generation`` counts the requests to clear
+    it: a clear finishes (deletes the row) only if none came meanwhile.
     """
 
     __tablename__ = 'ironic_releases'
@@ -269,3 +273,7 @@ class IronicRelease(TimestampMixin, Base):
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     next_attempt_at = sa.Column(DateTime, nullable=False)
     last_error = sa.Column(sa.Text, nullable=True)
+    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claimed_until = sa.Column(DateTime, nullable=True)
+    generation = sa.Column(sa.Integer, nullable=False, default=0,
+                           server_default='0')

@@ -366,13 +366,16 @@ def _as_json(rows):
 
 def _clear_stale(session, read_at, node_ids=None):
     """Clear the stale marks set before ``read_at`` (None: all of them) of
-    ``node_ids`` (None: any node); returns the ids cleared."""
+    ``node_ids`` (None: any node); returns the ids looked at. A node
+    whose claim of ours in Ironic waits to be cleared keeps its mark:
+    the clear lifts it."""
     node = models.Node
     if node_ids is None:
         node_ids = list(session.scalars(sa.select(node.id).where(
             node.stale_since.is_not(None))))
     for ids in base.chunks(node_ids):
-        query = sa.update(node).where(node.id.in_(ids))
+        query = sa.update(node).where(node.id.in_(ids),
+                                      ~db_nodes.awaiting_ironic_clear())
         if read_at is not None:
             query = query.where(node.stale_since < read_at)
         session.execute(

@@ -134,6 +134,15 @@ def _schedulable_clauses(but=()):
         if name != 'reserved' and name not in but]
 
 
+def mark_stale_by_uuid(session, node_uuid, now):
+    """mark_stale for the node ``node_uuid``, if we have it."""
+    node = models.Node
+    session.execute(
+        sa.update(node).where(node.uuid == node_uuid).values(
+            stale_since=now, schedulable=False, updated_at=node.updated_at),
+        execution_options={'synchronize_session': False})
+
+
 def mark_stale(session, node_ids, now):
     """Keep nodes out of matching until a sync reads them again, in the
     caller's transaction: released ones may be cleaning in Ironic, and
@@ -149,15 +158,26 @@ def mark_stale(session, node_ids, now):
 
 
 def list_stale(limit):
-    """UUIDs of the nodes waiting longest for a sync to read them again.
+    """UUIDs of the nodes waiting longest for a sync to read them again,
+    but for those whose claim of ours in Ironic waits to be cleared
+    (the clear reads them).
 
     :raises: DBError
     """
     node = models.Node
     with base.reader() as session:
         return list(session.scalars(
-            sa.select(node.uuid).where(node.stale_since.is_not(None))
+            sa.select(node.uuid).where(node.stale_since.is_not(None),
+                                       ~awaiting_ironic_clear())
             .order_by(node.stale_since).limit(limit)))
+
+
+def awaiting_ironic_clear():
+    """Whether the node (``models.Node``) has a claim of ours in Ironic
+    waiting to be cleared (``ironic_releases``): such a node stays stale,
+    never offered, so that no new claim of it races with the clear."""
+    release = models.IronicRelease
+    return sa.exists().where(release.node_uuid == models.Node.uuid)
 
 
 def clear_reserved_flag(session, node_id):

@@ -226,35 +226,36 @@ def update_reservation(uuid, expected_state, values):
     return get_reservation(uuid)
 
 
-def _delete(reservation, stale, release_in_ironic):
+def _delete(reservation, stale, clear_in_ironic):
     """One indexed DELETE and one UPDATE of the node's derived flag,
     which a reservation's node never changes, so the record tells which;
     with ``stale`` the node waits for a sync to read it again, with
-    ``release_in_ironic`` its claim in Ironic is noted for clearing, in
-    the same transaction.
+    ``clear_in_ironic`` (an inventory.ClearRequest) its claim in Ironic
+    is asked to be cleared, in the same transaction.
     """
     with base.writer() as session:
-        _delete_in(session, reservation, stale, release_in_ironic)
+        _delete_in(session, reservation, stale, clear_in_ironic)
 
 
-def _delete_in(session, reservation, stale, release_in_ironic):
+def _delete_in(session, reservation, stale, clear_in_ironic):
     deleted = session.connection().execute(
         _delete_by_uuid_statement(),
         {'reservation_uuid': reservation.uuid}).rowcount
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
     nodes.clear_reserved_flag(session, reservation.node_id)
-    _leave_node(session, reservation, stale, release_in_ironic)
+    _leave_node(session, reservation, stale, clear_in_ironic)
 
 
-def _leave_node(session, reservation, stale, release_in_ironic):
+def _leave_node(session, reservation, stale, clear_in_ironic):
     """What a release does beyond the flag (see _delete)."""
     now = timeutils.utcnow()
     if stale:
         nodes.mark_stale(session, [reservation.node_id], now)
-    if release_in_ironic:
+    if clear_in_ironic is not None:
         inventory.add_ironic_release(session, reservation.node_uuid,
-                                     reservation.instance_uuid, now)
+                                     reservation.instance_uuid, now,
+                                     clear_in_ironic)
 
 
 @functools.cache
@@ -287,20 +288,20 @@ def _release_statement():
 
 
 @base.retry_on_deadlock
-def delete_reservation(reservation, stale=False, release_in_ironic=False):
+def delete_reservation(reservation, stale=False, clear_in_ironic=None):
     """Delete ``reservation`` (a ReservationRecord); its node is free as
     soon as this commits, unless ``stale`` keeps it until a sync reads
-    it again. ``release_in_ironic`` notes its claim in Ironic for
-    clearing (``inventory.due_ironic_releases``).
+    it again. ``clear_in_ironic`` (an inventory.ClearRequest) asks for
+    its claim in Ironic to be cleared.
 
     :raises: ReservationNotFound when it is gone already.
     """
-    _delete(reservation, stale, release_in_ironic)
+    _delete(reservation, stale, clear_in_ironic)
 
 
 @base.retry_on_deadlock
 def delete_reservation_by_uuid(uuid, check, stale=False,
-                               release_in_ironic=False):
+                               clear_in_ironic=None):
     """Delete the reservation ``uuid`` once ``check`` (called with it as
     read in the same transaction) has not raised, as delete_reservation
     does; returns it.
@@ -312,7 +313,7 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
         if connection.dialect.name != 'postgresql':
             reservation = _select_by_uuid(session, uuid)
             check(reservation)
-            _delete_in(session, reservation, stale, release_in_ironic)
+            _delete_in(session, reservation, stale, clear_in_ironic)
             return reservation
         row = connection.execute(_release_statement(),
                                  {'reservation_uuid': uuid}).first()
@@ -320,7 +321,7 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
             raise exception.ReservationNotFound(reservation=uuid)
         reservation = _record(row)
         check(reservation)  # what it raises rolls the delete back
-        _leave_node(session, reservation, stale, release_in_ironic)
+        _leave_node(session, reservation, stale, clear_in_ironic)
     return reservation
 
 
@@ -336,7 +337,7 @@ _retry_undo = oslo_db_api.wrap_db_retry(
 
 
 @_retry_undo
-def undo_reservation(reservation, stale=False, release_in_ironic=False):
+def undo_reservation(reservation, stale=False, clear_in_ironic=None):
     """Take back ``reservation`` (a ReservationRecord) whose claim in
     Ironic failed; as ``delete_reservation``, retried harder. Already
     gone is fine.
@@ -345,15 +346,15 @@ def undo_reservation(reservation, stale=False, release_in_ironic=False):
         database stays unusable.
     """
     try:
-        _delete(reservation, stale, release_in_ironic)
+        _delete(reservation, stale, clear_in_ironic)
     except exception.ReservationNotFound:
         pass
 
 
 @base.retry_on_busy
-def expire_reservations(older_than, stale=False, release_in_ironic=False):
+def expire_reservations(older_than, stale=False, clear_in_ironic=None):
     """End every ``reserved`` reservation created before ``older_than``;
-    returns how many. ``stale`` and ``release_in_ironic`` as for
+    returns how many. ``stale`` and ``clear_in_ironic`` as for
     ``delete_reservation``.
 
     The UPDATE re-checks the state, so concurrent workers never expire one
@@ -382,10 +383,11 @@ def expire_reservations(older_than, stale=False, release_in_ironic=False):
         nodes.refresh_flags(session, node_ids)
         if stale:
             nodes.mark_stale(session, node_ids, now)
-        if release_in_ironic:
+        if clear_in_ironic is not None:
             for row in rows:
                 inventory.add_ironic_release(session, row.uuid,
-                                             row.instance_uuid, now)
+                                             row.instance_uuid, now,
+                                             clear_in_ironic)
     return expired
 
 

@@ -85,10 +85,6 @@ has nothing newer) and doubles it while every node is new."""
 _SORTED_BY = ('updated_at', 'created_at')
 
 
-class NodeTaken(Exception):
-    """Ironic says the node cannot be ours now; try another one."""
-
-
 @dataclasses.dataclass
 class Page:
     """Nodes read in one request, as the file source normalizes them.
@@ -180,8 +176,18 @@ def _is_claimed_elsewhere(error):
     return 'is already associated with a node' in str(error)
 
 
+def _is_claimed_by(error, instance_uuid):
+    # Ironic: "Node N is associated with instance X." (NodeAssociated).
+    return 'associated with instance %s' % instance_uuid in str(error)
+
+
 def _unavailable(error):
-    return exception.IronicUnavailable(reason=_describe(error))
+    # requests' words when no connection could be made (refused, no
+    # route): the request never left; anything else may have reached
+    # Ironic, a timeout or a dropped connection included.
+    return exception.IronicUnavailable(
+        reason=_describe(error),
+        delivered='Failed to establish a new connection' not in str(error))
 
 
 def _node_answers():
@@ -357,77 +363,85 @@ class IronicSource:
     def claim(self, node_uuid, instance_uuid, info):
         """Claim the node for ``instance_uuid``; return it, normalized.
 
-        ``info`` is :func:`instance_info`. The caller holds the instance's
-        only live reservation, on this node: a claim of the instance left
-        on another node in Ironic (a claim whose answer was lost) is
-        stale, and cleared unless something was deployed there.
+        ``info`` is :func:`instance_info`. Ironic sets an instance only on
+        a node that has none, so a claim never takes a node from anyone;
+        a node that already carries ``instance_uuid`` (a claim whose
+        answer was lost, a retry) is ours already.
 
-        Raises :class:`NodeTaken` when Ironic refuses (another instance, a
-        state transition, a node gone) or answers with a node that is not
-        usable (its claim is undone first); ``InstanceDeployed`` when the
-        instance is deployed on another node; ``IronicUnavailable`` when
-        Ironic cannot be asked: the claim may then have landed, and the
-        caller must see it undone.
+        :raises: NodeTaken when Ironic refuses (another instance, a state
+            transition, a node gone) or answers with a node that is not
+            usable (``ours`` when our claim is on it);
+            InstanceClaimedElsewhere when Ironic has the instance on
+            another node; IronicUnavailable when Ironic cannot be asked:
+            the claim may then have landed.
         """
         patch = [{'op': 'add', 'path': '/instance_uuid',
                   'value': instance_uuid}]
         patch.extend({'op': 'add', 'path': '/instance_info/%s' % key,
                       'value': value} for key, value in sorted(info.items()))
         try:
-            try:
-                answer = self._patch(node_uuid, patch)
-            except ironic_exc.Conflict as error:
-                if not _is_claimed_elsewhere(error):
-                    raise
-                self._clear_stale_claim(instance_uuid)
-                answer = self._patch(node_uuid, patch)
+            answer = self._patch(node_uuid, patch)
+        except ironic_exc.Conflict as error:
+            if _is_claimed_elsewhere(error):
+                raise exception.InstanceClaimedElsewhere(
+                    instance_uuid=instance_uuid)
+            if not _is_claimed_by(error, instance_uuid):
+                raise exception.NodeTaken(_describe(error))
+            answer = self._get(node_uuid)
         except _node_answers() as error:
-            raise NodeTaken(_describe(error))
+            raise exception.NodeTaken(_describe(error))
         try:
             node = file_source.normalize(_node_dict(answer))
         except ValueError as error:
-            node, problem = None, 'cannot be used: %s' % error
-        else:
-            problem = _unusable(node, instance_uuid)
+            raise exception.NodeTaken('cannot be used: %s' % error,
+                                      ours=True)
+        problem = _unusable(node, instance_uuid)
         if problem is not None:
-            if node is None or node['instance_uuid'] == instance_uuid:
-                self._unclaim(node_uuid)
-            raise NodeTaken(problem)
+            raise exception.NodeTaken(
+                problem, ours=node['instance_uuid'] == instance_uuid)
         return node
 
-    def _clear_stale_claim(self, instance_uuid):
+    def _get(self, node_uuid):
+        try:
+            return self._client().node.get(node_uuid, fields=list(FIELDS))
+        except _node_answers() as error:
+            raise exception.NodeTaken(_describe(error))
+        except _failures() as error:
+            raise _unavailable(error)
+
+    def find_claim(self, instance_uuid):
+        """``(node uuid, provision state)`` of the node Ironic has the
+        instance on, or None.
+
+        :raises: IronicUnavailable
+        """
         try:
             node = self._client().node.get_by_instance_uuid(
                 instance_uuid, fields=['uuid', 'provision_state'])
         except ironic_exc.NotFound:
-            return  # cleared meanwhile: the retried claim will tell
+            return None
         except _failures() as error:
             raise _unavailable(error)
-        if node.provision_state not in UNDEPLOYED_STATES:
-            raise exception.InstanceDeployed(instance_uuid=instance_uuid,
-                                             node=node.uuid,
-                                             state=node.provision_state)
-        LOG.warning('Clearing a stale claim of instance %s on Ironic node '
-                    '%s, which it does not hold here.', instance_uuid,
-                    node.uuid)
-        self._unclaim(node.uuid)
+        return node.uuid, node.provision_state
 
-    def _unclaim(self, node_uuid):
-        try:
-            self._patch(node_uuid, _CLEAR_CLAIM)
-        except _node_answers() as error:
-            LOG.warning('Could not undo our claim of node %s in Ironic: %s',
-                        node_uuid, _describe(error))
-
-    def release(self, node_uuid, instance_uuid):
+    def release(self, node_uuid, instance_uuid, still_ours):
         """Clear the node's claim in Ironic if it is still
         ``instance_uuid``'s and nothing was deployed.
 
+        Ironic has no conditional PATCH: the caller must be the only one
+        clearing this claim, and nothing of ours may claim the node until
+        it is done (see ``inventory.claims``); ``still_ours()`` is asked
+        between the read and the PATCH. Nobody else can claim the node
+        while our instance is on it, so what the read saw holds until the
+        PATCH. A teardown clears the claim itself and refuses PATCHes
+        while cleaning.
+
         Returns ``(outcome, page)``: what was done, in words, and the node
         as Ironic now has it (a one-node page, empty if Ironic no longer
-        has it), which spares the inventory a sync to learn it. Ironic has
-        no conditional PATCH, hence the GET. A teardown clears the claim
-        itself and refuses PATCHes while cleaning.
+        has it), which spares the inventory a sync to learn it.
+
+        :raises: ClaimNotCleared when Ironic refuses the PATCH or the
+            caller's lease lapsed; IronicUnavailable.
         """
         read_at = timeutils.utcnow()
         try:
@@ -437,16 +451,22 @@ class IronicSource:
         except _failures() as error:
             raise _unavailable(error)
         if node.instance_uuid != instance_uuid:
-            outcome = 'claim already cleared'
+            outcome = ('claim already cleared' if node.instance_uuid is None
+                       else 'claim already cleared; the node now carries '
+                            'instance %s, left alone' % node.instance_uuid)
         elif node.provision_state not in UNDEPLOYED_STATES:
             outcome = 'left to the teardown (%s)' % node.provision_state
+        elif not still_ours():
+            raise exception.ClaimNotCleared(
+                reason='this process no longer holds the clear\'s lease')
         else:
             read_at = timeutils.utcnow()
             try:
                 node = self._patch(node_uuid, _CLEAR_CLAIM)
+            except ironic_exc.NotFound:
+                return 'node gone from Ironic', Page([], [], read_at)
             except _node_answers() as error:
-                return ('not cleared: %s' % _describe(error),
-                        Page([], [], read_at))
+                raise exception.ClaimNotCleared(reason=_describe(error))
             outcome = 'claim cleared'
         return outcome, _page([node], read_at)
 

@@ -14,28 +14,29 @@
 
 Two kinds of work, both for the Ironic source only:
 
-* Claims left to clear (``ironic_releases``): a release or expiry that
-  could not reach Ironic, a claim whose answer was lost. Each is cleared
-  once Ironic is back, if Ironic still shows that instance on that node,
-  nothing was deployed, and no live reservation holds the pair again.
+* Claims left to clear (``ironic_releases``): an expiry, a release
+  whose process could not reach Ironic or died, a claim whose answer
+  was lost. Each is cleared (``inventory.claims``) once Ironic is back,
+  by one process at a time, if Ironic still shows that instance on that
+  node and nothing was deployed.
 * Reservations the synced inventory contradicts, re-read in Ironic one
   by one: a node gone from Ironic, another instance on our node, or (we
   claimed it, or Nova deployed it) no instance at all. A ``reserved``
   reservation is repaired (claimed again, or ended and its node left for
   a sync); an ``active`` one belongs to a deployed instance and is only
-  reported. Every disagreement is logged, at every pass, until it is
-  gone.
+  reported. A repair never outlives its reservation (one released
+  meanwhile has the claim it just made cleared again) and never ends a
+  reservation whose node carries its instance. Every disagreement is
+  logged, at every pass, until it is gone.
 """
 
 from oslo_log import log
-from oslo_utils import timeutils
 
-from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import states
 import reserveapi.conf
-from reserveapi.db import inventory as db_inventory
 from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
 
@@ -57,7 +58,7 @@ def reconcile():
         return counts
     source = inventory_sync.ironic_source()
     try:
-        counts['released'] = _clear_releases(source)
+        counts['released'] = claims.clear_due(source)
         last = inventory_sync.last_sync()
         if last is not None:
             _check_reservations(source, last.synced_at, counts)
@@ -67,25 +68,6 @@ def reconcile():
         LOG.info('Ironic reconcile: %s', ', '.join(
             '%s %d' % item for item in sorted(counts.items())))
     return counts
-
-
-def _clear_releases(source):
-    cleared = 0
-    for release in db_inventory.due_ironic_releases(PER_PASS):
-        pair = (release.node_uuid, release.instance_uuid)
-        if db_inventory.holds_live(*pair):
-            # Claimed again since (a retried request): ours to keep.
-            db_inventory.finish_ironic_release(*pair)
-            continue
-        try:
-            reservations.clear_in_ironic(source, *pair)
-        except exception.IronicUnavailable as error:
-            # Due again at the next pass: the interval spaces attempts.
-            db_inventory.postpone_ironic_release(
-                release.id, error.detail, timeutils.utcnow())
-            raise
-        cleared += 1
-    return cleared
 
 
 def _check_reservations(source, synced_at, counts):
@@ -120,23 +102,34 @@ def _repair(source, reservation, node):
     if (node is not None and node['instance_uuid'] is None
             and CONF.ironic.claim_nodes):
         try:
-            source.claim(reservation.node_uuid, reservation.instance_uuid,
-                         {})
-        except ironic.NodeTaken as error:
+            claims.claim(source, reservation.node_uuid,
+                         reservation.instance_uuid, {})
+        except (exception.NodeTaken, exception.InstanceDeployed,
+                exception.ClaimBeingCleared) as error:
             reason = 'Ironic refused to claim it again: %s' % error
+            claimed = getattr(error, 'ours', False)
         else:
-            LOG.warning('Reservation %s: node %s had lost its claim for '
-                        'instance %s in Ironic; claimed it again.',
-                        reservation.uuid, reservation.node_uuid,
-                        reservation.instance_uuid)
+            if claims.kept(source, reservation):
+                LOG.warning('Reservation %s: node %s had lost its claim '
+                            'for instance %s in Ironic; claimed it again.',
+                            reservation.uuid, reservation.node_uuid,
+                            reservation.instance_uuid)
             return
     else:
-        reason = 'Ironic %s' % _what_ironic_says(node)
-    db_reservations.delete_reservation(reservation, stale=True)
+        reason, claimed = 'Ironic %s' % _what_ironic_says(node), False
+    try:
+        db_reservations.delete_reservation(
+            reservation, stale=True,
+            clear_in_ironic=claims.clear_now() if claimed else None)
+    except exception.ReservationNotFound:
+        return  # released meanwhile
     LOG.error('Ended reservation %s of instance %s on host %s: it held '
               'node %s, but %s.', reservation.uuid,
               reservation.instance_uuid, reservation.host,
               reservation.node_uuid, reason)
+    if claimed:
+        claims.clear_quietly(source, reservation.node_uuid,
+                             reservation.instance_uuid)
 
 
 def _what_ironic_says(node):

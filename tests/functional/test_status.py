@@ -48,7 +48,7 @@ class TestChecks(mirror_base.MirrorAPITestCase):
         self.config(group='placement', auth_type=None)
 
     def test_schema_at_head(self):
-        self.assertEqual((SUCCESS, 'At 0005_inventory_digests.'),
+        self.assertEqual((SUCCESS, 'At 0006_ironic_release_leases.'),
                          self.check('schema'))
 
     def test_every_inventory_source_has_a_check(self):
@@ -231,7 +231,7 @@ class TestStatusCommand(test_base.TestCase):
         self.assertIn('Check: Database schema Result: Failure', text)
         # Unwrapping loses a hyphen that ended a line.
         self.assertIn('The database schema is at 0002_mirror_pending_since, '
-                      'this release needs 0005_inventory_digests: run '
+                      'this release needs 0006_ironic_release_leases: run '
                       '"reserveapi dbsync upgrade".',
                       text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
 

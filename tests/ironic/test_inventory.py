@@ -21,13 +21,22 @@ import datetime
 import json
 import logging
 import sqlite3
+import threading
 import uuid as uuidlib
 
 import fixtures
 from oslo_upgradecheck import upgradecheck
+from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from reserveapi.cmd import status
+from reserveapi.common import lease
+from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
+from reserveapi.db import models
+from reserveapi.inventory import claims
+from reserveapi.inventory import ironic
+from reserveapi.inventory import reconcile
 from reserveapi.inventory import sync as inventory_sync
 from tests import examples
 from tests.ironic import base
@@ -419,3 +428,226 @@ class TestStatus(InventoryTestCase):
         code, details = self.check('inventory_sync')
         self.assertEqual(upgradecheck.Code.WARNING, code)
         self.assertIn('unreachable since', details)
+
+
+class TestClaimsUnderCrashes(InventoryTestCase):
+    """What issue 19's fault soak found, each race played out in order
+    against the real Ironic (tools/soak plays them at random)."""
+
+    def node_instance(self, node):
+        return self.ironic.get_node(node)['instance_uuid']
+
+    def pending_release(self, node, instance):
+        """A released reservation's claim left for later, as when the
+        process that released it died before clearing it."""
+        reservation = self.reserve(instance, status=201,
+                                   candidate_nodes=[node]).json
+        with fixtures.MockPatchObject(claims, 'clear_quietly'):
+            self.release(reservation)
+        self.assertEqual(instance, self.node_instance(node))
+        return reservation
+
+    def test_a_node_whose_claim_is_being_cleared_is_not_given(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        ours = str(uuidlib.uuid4())
+        self.pending_release(node, ours)
+        # Its lease lapses (the process died); a sync reads the node,
+        # still claimed by the ended reservation's instance: not given.
+        inventory_sync.sync(full=True)
+        refused = self.reserve(status=409).json['errors'][0]['detail']
+        self.assertIn('1 node: 1 with an instance', refused)
+
+        later = timeutils.utcnow() + datetime.timedelta(
+            seconds=lease.SECONDS + 1)
+        with fixtures.MockPatchObject(timeutils, 'utcnow',
+                                      return_value=later):
+            self.assertEqual(1, claims.clear_due(inventory_sync.ironic_source(
+            )))
+
+        self.assertIsNone(self.node_instance(node))
+        self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
+
+    def test_a_second_clearer_waits_and_never_wipes_a_newer_claim(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        ours = str(uuidlib.uuid4())
+        self.pending_release(node, ours)
+        source = inventory_sync.ironic_source()
+        release = source.release
+        read, go_on = threading.Event(), threading.Event()
+
+        def slow_release(*args):
+            # The first clearer reads the node, then waits on Ironic's
+            # node lock (as the soak saw, about a second).
+            read.set()
+            go_on.wait(30)
+            return release(*args)
+
+        later = timeutils.utcnow() + datetime.timedelta(
+            seconds=lease.SECONDS + 1)
+        with fixtures.MockPatchObject(timeutils, 'utcnow',
+                                      return_value=later):
+            with fixtures.MockPatchObject(source, 'release',
+                                          side_effect=slow_release):
+                first = threading.Thread(target=claims.clear_due,
+                                         args=(source,))
+                first.start()
+                self.assertTrue(read.wait(30))
+                # Another worker, and the API, find it being cleared.
+                self.assertIsNone(claims.clear(source, node, ours))
+                self.assertEqual(409, self.reserve().status_int)
+                go_on.set()
+                first.join(30)
+
+        newer = self.reserve(status=201).json
+        self.assertEqual(node, newer['node_uuid'])
+        self.assertEqual(0, claims.clear_due(source))
+        self.assertEqual(newer['instance_uuid'], self.node_instance(node))
+
+    def test_a_retried_request_is_answered_only_with_its_claim(self):
+        first, second, third = self.seed(3)
+        self.sync_nodes()
+        # The API process died after its commit, before its PATCH reached
+        # Ironic: the reservation is there, the claim is not.
+        instance = str(uuidlib.uuid4())
+        reservation = self.reserve_without_claim(instance, first)
+        self.assertIsNone(self.node_instance(first))
+
+        again = self.reserve(instance, status=200).json
+
+        self.assertEqual(reservation['uuid'], again['uuid'])
+        self.assertEqual(instance, self.node_instance(first))
+
+        # Another tool took the node before the retry: the retry gets
+        # another node, claimed, and the tool's claim stays.
+        retried, other = str(uuidlib.uuid4()), str(uuidlib.uuid4())
+        self.reserve_without_claim(retried, second)
+        self.ironic.update_node(second, instance_uuid=other)
+
+        moved = self.reserve(retried, status=201).json
+
+        self.assertEqual(third, moved['node_uuid'])
+        self.assertEqual(retried, self.node_instance(third))
+        self.assertEqual(other, self.node_instance(second))
+        self.assertEqual([moved['uuid']], [
+            r['uuid'] for r in self.live_reservations()
+            if r['instance_uuid'] == retried])
+
+    def reserve_without_claim(self, instance, node):
+        """A reservation committed by a process that died before its
+        claim reached Ironic."""
+        with fixtures.MockPatchObject(claims, 'claim'):
+            return self.reserve(instance, status=201,
+                                candidate_nodes=[node]).json
+
+    def test_a_retry_while_ironic_is_down_holds_nothing(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        instance = str(uuidlib.uuid4())
+        self.reserve_without_claim(instance, node)
+        self.ironic.stop()
+
+        refused = self.reserve(instance, status=503).json['errors'][0]
+
+        self.assertEqual('reserveapi.ironic_unavailable', refused['code'])
+        self.assertEqual([], self.live_reservations())
+        self.ironic.start()
+
+    def test_the_repair_never_outlives_a_release(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        reservation = self.reserve(status=201).json
+        self.ironic.update_node(node, instance_uuid=None)
+        inventory_sync.sync(full=True)
+        claim = claims.claim
+
+        def released_meanwhile(*args):
+            # The host releases while the reconcile claims again.
+            self.release(reservation)
+            return claim(*args)
+
+        with fixtures.MockPatchObject(claims, 'claim',
+                                      side_effect=released_meanwhile):
+            reconcile.reconcile()
+
+        self.assertIsNone(self.node_instance(node))
+        self.assertEqual([], self.live_reservations())
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_the_repair_never_ends_a_reservation_its_node_carries(self):
+        node, = self.seed(1)
+        self.sync_nodes()
+        reservation = self.reserve(status=201).json
+        instance = reservation['instance_uuid']
+        self.ironic.update_node(node, instance_uuid=None)
+        inventory_sync.sync(full=True)
+        source = inventory_sync.ironic_source()
+        get_node = source.get_node
+
+        def claim_lands_meanwhile(uuid):
+            # The re-read shows no instance; the host's own claim (a
+            # slow PATCH, a retried request) lands right after.
+            page = get_node(uuid)
+            self.ironic.update_node(node, instance_uuid=instance)
+            return page
+
+        with fixtures.MockPatchObject(source, 'get_node',
+                                      side_effect=claim_lands_meanwhile):
+            reconcile.reconcile()
+
+        self.assertEqual([reservation['uuid']],
+                         [r['uuid'] for r in self.live_reservations()])
+        self.assertEqual(instance, self.node_instance(node))
+
+
+class TestSyncLease(InventoryTestCase):
+
+    def test_a_dead_workers_lease_is_taken_over_within_seconds(self):
+        self.seed(2)
+        # A worker killed mid-pass: its lease is no longer renewed.
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'killed',
+                                                     lease.SECONDS))
+        self.assertRaises(inventory_sync.SyncInProgress, inventory_sync.sync,
+                          wait=False)
+
+        later = timeutils.utcnow() + datetime.timedelta(
+            seconds=lease.SECONDS + 1)
+        with fixtures.MockPatchObject(timeutils, 'utcnow',
+                                      return_value=later):
+            self.assertEqual(2, inventory_sync.sync(wait=False)['added'])
+        # ... and the pass gave it up.
+        self.assertTrue(db_inventory.take_sync_lease('ironic', 'another',
+                                                     lease.SECONDS))
+
+    def test_a_pass_keeps_its_lease_alive(self):
+        self.seed(1)
+        heartbeat = self.useFixture(fixtures.MockPatchObject(
+            lease, 'Heartbeat', wraps=lease.Heartbeat)).mock
+        pages = ironic.IronicSource.full_pages
+        renewals = []
+
+        def slow_pages(source):
+            for page in pages(source):
+                # The heartbeat's turn, taken here rather than in its
+                # thread: the test's SQLite is one shared connection.
+                renew = heartbeat.call_args.args[0]
+                renewals.append((renew(), self.lease_until()))
+                yield page
+
+        with fixtures.MockPatchObject(ironic.IronicSource, 'full_pages',
+                                      slow_pages):
+            self.assertEqual(1, inventory_sync.sync()['added'])
+
+        (renewed, until), = renewals
+        self.assertTrue(renewed)
+        self.assertGreater(until, timeutils.utcnow())
+        # Once another process took the lease over, renewing fails.
+        self.assertTrue(db_inventory.take_sync_lease(
+            'ironic', 'another', lease.SECONDS))
+        self.assertFalse(heartbeat.call_args.args[0]())
+
+    def lease_until(self):
+        with db_base.reader() as session:
+            return session.scalar(sa.select(
+                models.InventorySync.claimed_until))

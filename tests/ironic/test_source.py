@@ -147,31 +147,33 @@ class TestClaims(base.IronicSourceTestCase):
         other = str(uuidlib.uuid4())
         node, = self.ironic.seed_nodes(1, instance_uuid=other)
 
-        error = self.assertRaises(ironic.NodeTaken, self.source.claim,
+        error = self.assertRaises(exception.NodeTaken, self.source.claim,
                                   node, self.instance, {})
 
         self.assertIn('is associated with instance %s' % other, str(error))
         self.assertEqual(other, self.ironic.get_node(node)['instance_uuid'])
 
-    def test_a_claim_accepted_on_a_node_not_available_is_undone(self):
+    def test_a_claim_accepted_on_a_node_not_available_is_ours(self):
         manageable, = self.ironic.seed_nodes(1, provision_state='manageable')
 
-        error = self.assertRaises(ironic.NodeTaken, self.source.claim,
+        error = self.assertRaises(exception.NodeTaken, self.source.claim,
                                   manageable, self.instance,
                                   {'traits': ['CUSTOM_A']})
 
-        self.assertEqual('provision state is manageable', str(error))
-        node = self.ironic.get_node(manageable)
-        self.assertEqual((None, {}), (node['instance_uuid'],
-                                      node['instance_info']))
+        # Ironic took the claim: it is the caller's to clear, under the
+        # clear's lease (inventory.claims).
+        self.assertEqual(('provision state is manageable', True),
+                         (error.kwargs['reason'], error.ours))
+        self.assertEqual(self.instance,
+                         self.ironic.get_node(manageable)['instance_uuid'])
 
     def test_a_node_cleaning_or_gone_is_taken(self):
         cleaning, = self.ironic.seed_nodes(
             1, provision_state='cleaning', target_provision_state='available')
-        error = self.assertRaises(ironic.NodeTaken, self.source.claim,
+        error = self.assertRaises(exception.NodeTaken, self.source.claim,
                                   cleaning, self.instance, {})
         self.assertIn('state transition is in progress', str(error))
-        self.assertRaises(ironic.NodeTaken, self.source.claim,
+        self.assertRaises(exception.NodeTaken, self.source.claim,
                           str(uuidlib.uuid4()), self.instance, {})
 
     def test_release_clears_only_our_undeployed_claim(self):
@@ -181,12 +183,15 @@ class TestClaims(base.IronicSourceTestCase):
         self.ironic.update_node(theirs, instance_uuid=other)
         self.ironic.request('DELETE', '/v1/nodes/%s' % gone, expected=(204,))
 
-        outcomes, pages = zip(*[self.source.release(node, self.instance)
+        outcomes, pages = zip(*[self.source.release(node, self.instance,
+                                                    held)
                                 for node in (ours, theirs, gone)], strict=True)
         self.ironic.deploy(ours, self.instance)
-        deployed, _page = self.source.release(ours, self.instance)
+        deployed, _page = self.source.release(ours, self.instance, held)
 
-        self.assertEqual(('claim cleared', 'claim already cleared',
+        self.assertEqual(('claim cleared',
+                          'claim already cleared; the node now carries '
+                          'instance %s, left alone' % other,
                           'node gone from Ironic'), outcomes)
         # Each answer is the node as Ironic has it now.
         self.assertEqual([[None], [other], []], [
@@ -198,25 +203,22 @@ class TestClaims(base.IronicSourceTestCase):
             for f in ('instance_uuid', 'provision_state')))
         self.assertEqual(other, self.ironic.get_node(theirs)['instance_uuid'])
 
-    def test_a_stale_claim_of_the_instance_elsewhere_is_cleared(self):
+    def test_a_claim_of_the_instance_elsewhere_is_found(self):
         stale, wanted, deployed = self.ironic.seed_nodes(3)
         self.ironic.update_node(stale, instance_uuid=self.instance,
                                 instance_info={'traits': ['CUSTOM_A']})
 
-        self.source.claim(wanted, self.instance, {})
+        self.assertRaises(exception.InstanceClaimedElsewhere,
+                          self.source.claim, wanted, self.instance, {})
 
-        self.assertEqual((None, self.instance), (
-            self.ironic.get_node(stale)['instance_uuid'],
-            self.ironic.get_node(wanted)['instance_uuid']))
-        # Deployed elsewhere: never taken from there.
-        self.ironic.update_node(wanted, instance_uuid=None)
-        self.ironic.deploy(deployed, self.instance)
-        error = self.assertRaises(exception.InstanceDeployed,
-                                  self.source.claim, wanted, self.instance,
-                                  {})
-        self.assertEqual(409, error.status)
-        self.assertIn(deployed, error.detail)
+        self.assertEqual((stale, 'available'),
+                         self.source.find_claim(self.instance))
         self.assertIsNone(self.ironic.get_node(wanted)['instance_uuid'])
+        self.ironic.update_node(stale, instance_uuid=None)
+        self.assertIsNone(self.source.find_claim(self.instance))
+        self.ironic.deploy(deployed, self.instance)
+        self.assertEqual((deployed, 'active'),
+                         self.source.find_claim(self.instance))
 
     def test_ironic_down_is_unavailable_at_once(self):
         node, = self.ironic.seed_nodes(1)
@@ -224,7 +226,8 @@ class TestClaims(base.IronicSourceTestCase):
         self.ironic.stop()
 
         for call in (lambda: self.source.claim(node, self.instance, {}),
-                     lambda: self.source.release(node, self.instance),
+                     lambda: self.source.release(node, self.instance,
+                                                 held),
                      lambda: list(self.source.full_pages())):
             error = self.assertRaises(exception.IronicUnavailable, call)
             self.assertEqual(503, error.status)
@@ -232,3 +235,8 @@ class TestClaims(base.IronicSourceTestCase):
         self.ironic.start()
         self.assertEqual(self.instance, self.source.claim(
             node, self.instance, {})['instance_uuid'])
+
+
+def held():
+    """``still_ours`` of a clear whose lease holds."""
+    return True

@@ -38,12 +38,16 @@ WEB = ('pecan', 'wsme', 'webob')
 FORBIDDEN = {
     'api': ('reserveapi.db', 'reserveapi.mirror.exception') + PEERS,
     'reservations': ('reserveapi.api',) + WEB,
-    'mirror': ('reserveapi.api',) + WEB,
+    # Domain packages side by side: reservations may use inventory and
+    # mirror; neither of them uses reservations or the other.
+    'mirror': ('reserveapi.api', 'reserveapi.reservations',
+               'reserveapi.inventory') + WEB,
     # Pure: the API's type and the CLI both parse with it.
     'mirror.desired': ('reserveapi.conf', 'reserveapi.db', 'oslo_config',
                        'oslo_log') + PEERS,
     # Only the Ironic source speaks to Ironic.
-    'inventory': ('reserveapi.api',) + WEB + PEERS[len(IRONIC):],
+    'inventory': ('reserveapi.api', 'reserveapi.reservations',
+                  'reserveapi.mirror') + WEB + PEERS[len(IRONIC):],
     'inventory.file': IRONIC,
     'inventory.nodes': IRONIC,
     'matcher': ('reserveapi.db', 'reserveapi.conf', 'reserveapi.api',
@@ -76,7 +80,8 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records'),
              ('matching', 'migration', 'healthcheck'),
-             ('nodes', 'mirror', 'inventory'),
+             ('nodes', 'mirror'),
+             ('inventory',),
              ('reservations', 'node_sync'))
 
 

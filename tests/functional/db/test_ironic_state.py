@@ -211,15 +211,34 @@ class TestSyncState(DBStateTestCase):
 
 class TestIronicReleases(DBStateTestCase):
 
-    def test_a_release_in_ironic_is_noted_with_the_deletion(self):
+    LATER = datetime.timedelta(seconds=61)
+
+    def released(self, name='n1', request=None):
+        """A reservation of node ``name`` ended, its claim asked to be
+        cleared as ``request`` says; the (node uuid, instance) pair."""
+        upsert([node(name)])
+        reservation = self.reserve(name)
+        db_reservations.delete_reservation(
+            reservation, stale=True,
+            clear_in_ironic=request or db_inventory.ClearRequest())
+        return reservation.node_uuid, reservation.instance_uuid
+
+    def stale(self, name):
+        with db_base.reader() as session:
+            return session.execute(sa.select(
+                models.Node.stale_since.is_not(None),
+                models.Node.schedulable).where(
+                models.Node.name == name)).one() == (True, False)
+
+    def test_a_clear_is_asked_with_the_deletion(self):
         upsert([node('n1')])
         instance = str(uuid.uuid4())
         reservation = self.reserve('n1', instance)
         self.assertTrue(db_inventory.holds_live(node('n1')['uuid'],
                                                 instance))
 
-        db_reservations.delete_reservation(reservation,
-                                           release_in_ironic=True)
+        db_reservations.delete_reservation(
+            reservation, clear_in_ironic=db_inventory.ClearRequest())
 
         self.assertFalse(db_inventory.holds_live(node('n1')['uuid'],
                                                  instance))
@@ -227,33 +246,90 @@ class TestIronicReleases(DBStateTestCase):
         self.assertEqual((node('n1')['uuid'], instance, 0),
                          (due.node_uuid, due.instance_uuid, due.attempts))
 
-    def test_postponed_then_finished(self):
+    def test_a_node_awaiting_its_clear_is_not_offered(self):
+        pair = self.released()
+        # A sync that reads the node again keeps it out of matching...
         upsert([node('n1')])
-        db_reservations.undo_reservation(self.reserve('n1'),
-                                         release_in_ironic=True)
+        self.assertTrue(self.stale('n1'))
+        # ... and does not even re-read it: the clear does.
+        self.assertEqual([], db_nodes.list_stale(10))
+
+        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
+        self.assertTrue(db_inventory.finish_ironic_release(
+            *pair, 'w1', generation))
+        self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
+        upsert([node('n1')])
+        self.assertFalse(self.stale('n1'))
+
+    def test_one_clearer_at_a_time(self):
+        pair = self.released(request=db_inventory.ClearRequest(
+            holder='api1', lease_seconds=60))
+        # Leased to the process that ended the reservation: no worker
+        # takes it, no other process clears it.
+        self.assertEqual([], db_inventory.due_ironic_releases(10))
+        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'w1', 60))
+        self.assertFalse(db_inventory.renew_ironic_release(*pair, 'w1', 60))
+        self.assertEqual(0, db_inventory.take_ironic_release(*pair, 'api1',
+                                                             60))
+        self.assertTrue(db_inventory.renew_ironic_release(*pair, 'api1',
+                                                          60))
+        # Another's finish is no finish.
+        self.assertFalse(db_inventory.finish_ironic_release(*pair, 'w1', 0))
+        self.assertEqual(1, db_inventory.count_ironic_releases())
+        # A lease that lapsed (its process died) is anybody's.
+        later = timeutils.utcnow() + self.LATER
+        self.assertEqual(1, len(db_inventory.due_ironic_releases(
+            10, now=later)))
+        self.assertEqual(0, db_inventory.take_ironic_release(
+            *pair, 'w1', 60, now=later))
+        self.assertIsNone(db_inventory.take_ironic_release(
+            *pair, 'api1', 60, now=later))
+
+    def test_asked_again_meanwhile_is_not_finished(self):
+        pair = self.released()
+        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
+        db_inventory.request_ironic_release(*pair,
+                                            db_inventory.ClearRequest())
+
+        self.assertFalse(db_inventory.finish_ironic_release(
+            *pair, 'w1', generation))
+
+        # Kept, unleased and due at once, for a clear that reads Ironic
+        # after the new request.
         due, = db_inventory.due_ironic_releases(10)
+        again = db_inventory.take_ironic_release(*pair, 'w2', 60)
+        self.assertEqual(generation + 1, again)
+        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'w2',
+                                                           again))
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_postponed_then_finished(self):
+        pair = self.released()
+        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
         later = timeutils.utcnow() + datetime.timedelta(minutes=5)
 
-        db_inventory.postpone_ironic_release(due.id, 'refused', later)
+        db_inventory.postpone_ironic_release(*pair, 'w1', 'refused', later)
 
         self.assertEqual([], db_inventory.due_ironic_releases(10))
         again, = db_inventory.due_ironic_releases(10, now=later)
         self.assertEqual((1, 'refused'), (again.attempts, again.last_error))
-        db_inventory.finish_ironic_release(again.node_uuid,
-                                           again.instance_uuid)
+        self.assertEqual(generation, db_inventory.take_ironic_release(
+            *pair, 'w2', 60, now=later))
+        self.assertTrue(db_inventory.finish_ironic_release(
+            *pair, 'w2', generation))
         self.assertEqual(0, db_inventory.count_ironic_releases())
 
-    def test_expiry_notes_releases_and_stales_nodes(self):
+    def test_expiry_asks_clears_and_stales_nodes(self):
         upsert([node('n1'), node('n2')])
         old = self.reserve('n1')
         cutoff = timeutils.utcnow()
         self.reserve('n2')
 
         expired = db_reservations.expire_reservations(
-            cutoff, stale=True, release_in_ironic=True)
+            cutoff, stale=True, clear_in_ironic=db_inventory.ClearRequest())
 
         self.assertEqual(1, expired)
-        self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
+        self.assertTrue(self.stale('n1'))
         due, = db_inventory.due_ironic_releases(10)
         self.assertEqual((old.node_uuid, old.instance_uuid),
                          (due.node_uuid, due.instance_uuid))

@@ -68,6 +68,10 @@ def at(minute):
     return datetime.datetime(2030, 1, 1, 0, minute)
 
 
+def ALWAYS():  # noqa: N802 - a constant of the tests
+    """``still_ours`` of a clear whose lease holds."""
+    return True
+
 LOCKED = ('Node %s is locked by host c1, please retry after the current '
           'operation is completed. (HTTP 409)' % NODE)
 
@@ -90,7 +94,7 @@ class TestClient(SourceTestCase):
     def test_endpoint_override_and_microversion(self):
         self.nodes.get.return_value = fake_node()
         next(self.source.full_pages())
-        self.source.release(NODE, INSTANCE)
+        self.source.release(NODE, INSTANCE, ALWAYS)
 
         self.assertEqual(2, self.client_class.call_count)
         sync_call, claim_call = self.client_class.call_args_list
@@ -110,7 +114,7 @@ class TestClient(SourceTestCase):
         self.nodes.get.return_value = fake_node()
         for _ in range(3):
             self.source.get_node(NODE)
-            self.source.release(NODE, INSTANCE)
+            self.source.release(NODE, INSTANCE, ALWAYS)
         self.assertEqual(2, self.client_class.call_count)
 
     def test_session_and_adapter_options(self):
@@ -440,10 +444,22 @@ class TestClaim(SourceTestCase):
         self.nodes.update.side_effect = ironic_exc.Conflict(
             'Node %s is associated with instance %s. (HTTP 409)'
             % (NODE, OTHER_INSTANCE))
-        error = self.assertRaises(ironic.NodeTaken, self.source.claim,
+        error = self.assertRaises(exception.NodeTaken, self.source.claim,
                                   NODE, INSTANCE, {})
         self.assertIn('is associated with instance', str(error))
+        self.assertFalse(error.ours)
         self.assertEqual(1, self.nodes.update.call_count)
+
+    def test_a_node_that_carries_the_instance_already_is_ours(self):
+        # A claim whose answer was lost, or a retried request's.
+        self.nodes.update.side_effect = ironic_exc.Conflict(
+            'Node %s is associated with instance %s. (HTTP 409)'
+            % (NODE, INSTANCE))
+        self.nodes.get.return_value = self.claimed()
+        self.assertEqual(dict(EXPECTED, instance_uuid=INSTANCE),
+                         self.source.claim(NODE, INSTANCE, {}))
+        self.nodes.get.assert_called_once_with(NODE,
+                                               fields=list(ironic.FIELDS))
 
     def test_node_locked_is_retried_with_a_bound(self):
         self.nodes.update.side_effect = [
@@ -454,7 +470,7 @@ class TestClaim(SourceTestCase):
 
         self.nodes.update.reset_mock()
         self.nodes.update.side_effect = ironic_exc.Conflict(LOCKED)
-        error = self.assertRaises(ironic.NodeTaken, self.source.claim,
+        error = self.assertRaises(exception.NodeTaken, self.source.claim,
                                   NODE, INSTANCE, {})
         self.assertIn('is locked by host', str(error))
         self.assertEqual(3, self.nodes.update.call_count)
@@ -463,10 +479,10 @@ class TestClaim(SourceTestCase):
         for refusal in (ironic_exc.NotFound('gone'),
                         ironic_exc.BadRequest('No valid host')):
             self.nodes.update.side_effect = refusal
-            self.assertRaises(ironic.NodeTaken, self.source.claim,
+            self.assertRaises(exception.NodeTaken, self.source.claim,
                               NODE, INSTANCE, {})
 
-    def test_an_answer_not_available_is_undone_and_taken(self):
+    def test_an_answer_not_available_is_ours_to_undo(self):
         for changes, reason in (
                 ({'provision_state': 'manageable'},
                  'provision state is manageable'),
@@ -474,15 +490,13 @@ class TestClaim(SourceTestCase):
                 ({'power_state': None}, 'power state unknown'),
                 ({'retired': True}, 'retired')):
             self.nodes.update.reset_mock()
-            self.nodes.update.side_effect = [self.claimed(**changes),
-                                             fake_node(**changes)]
-            error = self.assertRaises(ironic.NodeTaken, self.source.claim,
-                                      NODE, INSTANCE, {})
-            self.assertEqual(reason, str(error))
-            self.assertEqual(
-                [{'op': 'remove', 'path': '/instance_uuid'},
-                 {'op': 'remove', 'path': '/instance_info'}],
-                self.nodes.update.call_args_list[1].args[1])
+            self.nodes.update.side_effect = [self.claimed(**changes)]
+            error = self.assertRaises(exception.NodeTaken,
+                                      self.source.claim, NODE, INSTANCE, {})
+            self.assertEqual(reason, error.kwargs['reason'])
+            # The caller clears it, under the clear's lease.
+            self.assertTrue(error.ours)
+            self.assertEqual(1, self.nodes.update.call_count)
 
     def test_unreachable_fails_at_once(self):
         for failure in (ksa_exc.ConnectFailure('refused'),
@@ -495,36 +509,36 @@ class TestClaim(SourceTestCase):
                               self.source.claim, NODE, INSTANCE, {})
             self.assertEqual(1, self.nodes.update.call_count)
 
-    def test_a_stale_claim_of_the_instance_elsewhere_is_cleared(self):
-        self.nodes.update.side_effect = [conflict_elsewhere(), fake_node(),
-                                         self.claimed()]
-        self.nodes.get_by_instance_uuid.return_value = numbered(
-            9, provision_state='available')
+    def test_whether_a_failed_claim_may_have_landed(self):
+        for failure, delivered in (
+                (ksa_exc.ConnectFailure(
+                    'Unable to establish connection to http://ironic:6385: '
+                    'Failed to establish a new connection: [Errno 111] '
+                    'Connection refused'), False),
+                (ksa_exc.ConnectFailure('Connection aborted.'), True),
+                (ksa_exc.ConnectTimeout('Request timed out'), True),
+                (ironic_exc.InternalServerError('boom'), True)):
+            self.nodes.update.side_effect = failure
+            error = self.assertRaises(exception.IronicUnavailable,
+                                      self.source.claim, NODE, INSTANCE, {})
+            self.assertEqual(delivered, error.delivered, failure)
 
-        self.assertEqual(INSTANCE, self.source.claim(
-            NODE, INSTANCE, {})['instance_uuid'])
-
-        self.nodes.get_by_instance_uuid.assert_called_once_with(
-            INSTANCE, fields=['uuid', 'provision_state'])
-        cleared, retried = self.nodes.update.call_args_list[1:]
-        self.assertEqual(numbered(9).uuid, cleared.args[0])
-        self.assertEqual(NODE, retried.args[0])
-
-    def test_an_instance_deployed_elsewhere_is_a_conflict(self):
+    def test_a_claim_of_the_instance_elsewhere_is_the_callers(self):
         self.nodes.update.side_effect = conflict_elsewhere()
-        self.nodes.get_by_instance_uuid.return_value = numbered(
-            9, provision_state='active')
-        error = self.assertRaises(exception.InstanceDeployed,
-                                  self.source.claim, NODE, INSTANCE, {})
-        self.assertIn(numbered(9).uuid, error.detail)
+        self.assertRaises(exception.InstanceClaimedElsewhere,
+                          self.source.claim, NODE, INSTANCE, {})
         self.assertEqual(1, self.nodes.update.call_count)
 
-    def test_undo_while_unreachable_is_unavailable(self):
-        self.nodes.update.side_effect = [
-            self.claimed(provision_state='manageable'),
-            ksa_exc.ConnectFailure('refused')]
-        self.assertRaises(exception.IronicUnavailable, self.source.claim,
-                          NODE, INSTANCE, {})
+    def test_find_claim(self):
+        self.nodes.get_by_instance_uuid.return_value = numbered(
+            9, provision_state='active')
+        self.assertEqual((numbered(9).uuid, 'active'),
+                         self.source.find_claim(INSTANCE))
+        self.nodes.get_by_instance_uuid.assert_called_once_with(
+            INSTANCE, fields=['uuid', 'provision_state'])
+        self.nodes.get_by_instance_uuid.side_effect = ironic_exc.NotFound(
+            'no node')
+        self.assertIsNone(self.source.find_claim(INSTANCE))
 
 
 def conflict_elsewhere():
@@ -538,7 +552,7 @@ class TestRelease(SourceTestCase):
     def test_clears_a_claim_still_ours(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
         self.nodes.update.return_value = fake_node()
-        outcome, page = self.source.release(NODE, INSTANCE)
+        outcome, page = self.source.release(NODE, INSTANCE, ALWAYS)
         self.assertEqual(('claim cleared', [EXPECTED]),
                          (outcome, page.nodes))
         self.nodes.get.assert_called_once_with(NODE,
@@ -550,36 +564,45 @@ class TestRelease(SourceTestCase):
     def test_leaves_what_is_not_ours_to_clear(self):
         for node, outcome in (
                 (fake_node(instance_uuid=OTHER_INSTANCE),
-                 'claim already cleared'),
+                 'claim already cleared; the node now carries instance %s, '
+                 'left alone' % OTHER_INSTANCE),
                 (fake_node(instance_uuid=None, provision_state='cleaning'),
                  'claim already cleared'),
                 (fake_node(instance_uuid=INSTANCE, provision_state='active'),
                  'left to the teardown (active)')):
             self.nodes.get.return_value = node
             self.assertEqual(outcome,
-                             self.source.release(NODE, INSTANCE)[0])
+                             self.source.release(NODE, INSTANCE, ALWAYS)[0])
             self.assertEqual(node.provision_state, self.source.release(
-                NODE, INSTANCE)[1].nodes[0]['provision_state'])
+                NODE, INSTANCE, ALWAYS)[1].nodes[0]['provision_state'])
+        self.nodes.update.assert_not_called()
+
+    def test_no_patch_once_the_lease_is_lost(self):
+        self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
+        self.assertRaises(exception.ClaimNotCleared, self.source.release,
+                          NODE, INSTANCE, lambda: False)
         self.nodes.update.assert_not_called()
 
     def test_a_node_gone_has_nothing_to_clear(self):
         self.nodes.get.side_effect = ironic_exc.NotFound('gone')
-        outcome, page = self.source.release(NODE, INSTANCE)
+        outcome, page = self.source.release(NODE, INSTANCE, ALWAYS)
         self.assertEqual(('node gone from Ironic', []),
                          (outcome, page.nodes))
 
-    def test_a_refused_clear_is_reported_not_raised(self):
+    def test_a_refused_clear_is_not_cleared(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
         self.nodes.update.side_effect = ironic_exc.Conflict(
             'Node %s can not be updated while a state transition is in '
             'progress. (HTTP 409)' % NODE)
-        self.assertIn('state transition is in progress',
-                      self.source.release(NODE, INSTANCE)[0])
+        error = self.assertRaises(exception.ClaimNotCleared,
+                                  self.source.release, NODE, INSTANCE,
+                                  ALWAYS)
+        self.assertIn('state transition is in progress', error.detail)
 
     def test_unreachable_is_unavailable(self):
         self.nodes.get.side_effect = ksa_exc.ConnectFailure('refused')
         self.assertRaises(exception.IronicUnavailable, self.source.release,
-                          NODE, INSTANCE)
+                          NODE, INSTANCE, ALWAYS)
 
 
 class TestQuietClientLog(base.TestCase):
