@@ -16,6 +16,7 @@ database server are killed or restarted. See README.rst.
 
     python tools/soak/run.py                    # the short form CI runs
     python tools/soak/run.py --duration 600     # ten minutes per database
+    python tools/soak/run.py --inventory ironic # against the real Ironic
 
 For each database (a private PostgreSQL and a private MariaDB): a server
 of its own, ``reserveapi-dbsync``, the real Placement in its own process,
@@ -24,6 +25,10 @@ an inventory of ``--nodes`` nodes, ``gunicorn -w 2`` and the
 release through ``reserveapi.client`` while the faults are inflicted in
 turn. Then one ``reserveapi-worker --once`` pass, and the checks. Exits 1
 if any check failed on any database.
+
+With ``--inventory ironic``, the inventory is the real Ironic 39 and
+reservations claim its nodes; no Placement. The faults and the checks
+are about those claims (``IronicBackendRun``; README.rst).
 """
 
 import argparse
@@ -358,13 +363,15 @@ class BackendRun:
 
 # With the real Ironic --------------------------------------------------------
 
-IRONIC_FAULTS = ('api-worker-kill', 'worker-kill-holding-lease',
-                 'foreign-claim', 'api-worker-kill-after-reserve',
-                 'database-terminate', 'ironic-freeze', 'api-restart',
-                 'foreign-claim', 'api-worker-kill-mid-claim',
+IRONIC_FAULTS = ('api-worker-kill', 'foreign-claim',
+                 'api-worker-kill-after-reserve', 'database-terminate',
+                 'ironic-freeze', 'api-worker-kill-mid-claim',
+                 'worker-kill-holding-lease', 'foreign-claim', 'api-restart',
                  'ironic-restart', 'database-terminate')
 """In turn; a kind listed twice is inflicted (at least) twice. The
-sync-lease kill comes early so that its takeover is watched long."""
+sync-lease kill comes after the middle: the reconcile works from the
+syncs, so a sync blocked early would hide its races; and its takeover
+is still watched for the rest of the load and the settling."""
 
 RESERVED_TTL = 20
 EXPIRE_INTERVAL = 2

@@ -214,10 +214,10 @@ def ironic_settled(engine, ironic, ledger, pass_exit_codes):
         source, holder, until, 'a live process' if _alive(holder)
         else 'no live process') for source, holder, until in leases
         if not _alive(holder)]
+    expected = ledger.abandoned + ledger.outlived
     unexpired = ['%s is %s' % (uuid, states.get(uuid, 'gone (ended, not '
                                                 'expired)'))
-                 for uuid in ledger.abandoned
-                 if states.get(uuid) != 'expired']
+                 for uuid in expected if states.get(uuid) != 'expired']
     return [
         _check('both final worker passes succeeded',
                ['pass %d exited %d' % (number, code) for number, code
@@ -228,8 +228,9 @@ def ironic_settled(engine, ironic, ledger, pass_exit_codes):
         _check('no lease held by a dead process (after the passes)', stuck),
         _check('no Ironic release left due (after the passes)',
                [tuple(row) for row in due]),
-        _check('abandoned reservations expired (%d)'
-               % len(ledger.abandoned), unexpired),
+        _check('abandoned reservations expired (%d, and %d a client '
+               'outlived)' % (len(ledger.abandoned), len(ledger.outlived)),
+               unexpired),
     ]
 
 

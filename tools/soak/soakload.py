@@ -178,7 +178,14 @@ class ReservationClient(threading.Thread):
             again = attempt(self.recorder, 'reserve again', lambda: (
                 self.client.reserve(instance_uuid, self.host, SPEC)))
             self.answered(again)
-            if again['uuid'] != uuid_:
+            if again['uuid'] == uuid_:
+                pass
+            elif self.outlived_ttl(asked, reservation):
+                self.recorder.hold(reservation['node_uuid'], uuid_, start,
+                                   time.monotonic())
+                reservation, uuid_ = again, again['uuid']
+                start = time.monotonic()
+            else:
                 self.recorder.anomaly('instance %s got reservations %s and '
                                       '%s' % (instance_uuid, uuid_,
                                               again['uuid']))
@@ -189,7 +196,9 @@ class ReservationClient(threading.Thread):
                 confirmed = attempt(self.recorder, 'confirm',
                                     lambda: self.client.confirm(uuid_))
             except client.Conflict as exc:
-                if not self.expired_meanwhile(exc, asked):
+                if not (exc.code == 'reserveapi.invalid_state'
+                        and 'expired' in str(exc.detail)
+                        and self.outlived_ttl(asked, reservation)):
                     raise
             else:
                 if confirmed['state'] != 'active':
@@ -212,10 +221,12 @@ class ReservationClient(threading.Thread):
         confirmed, never released."""
         return False
 
-    def expired_meanwhile(self, refusal, asked):
-        """Whether a refused confirm is the expiry of a reservation asked
-        for at ``asked`` (monotonic), which its ``reserved_ttl`` allows
-        (an outage longer than that); not with ``reserved_ttl = 0``."""
+    def outlived_ttl(self, asked, reservation):
+        """Whether ``reservation``, asked for at ``asked`` (monotonic),
+        may have expired by now: an outage outlasted ``reserved_ttl``
+        (never with ``reserved_ttl = 0``). A new reservation for the
+        instance, or a confirm refused as expired, is then no anomaly.
+        """
         return False
 
     def _listed(self, instance_uuid):
@@ -363,6 +374,7 @@ class ClaimLedger:
         self.answers = []
         self.first_answer = {}
         self.abandoned = []
+        self.outlived = []
         self.foreign = []
 
     def use(self, instance_uuid):
@@ -388,6 +400,13 @@ class ClaimLedger:
     def abandon(self, reservation):
         with self.lock:
             self.abandoned.append(reservation['uuid'])
+
+    def outlive(self, reservation):
+        """A client found ``reservation`` gone after an outage longer
+        than ``reserved_ttl``: it must have expired, as an abandoned one.
+        """
+        with self.lock:
+            self.outlived.append(reservation['uuid'])
 
     def foreign_claimed(self, node_uuid, instance_uuid, since):
         with self.lock:
@@ -493,14 +512,13 @@ class IronicReservationClient(ReservationClient):
         self.recorder.count('reservations abandoned')
         return True
 
-    def expired_meanwhile(self, refusal, asked):
-        if (refusal.code == 'reserveapi.invalid_state'
-                and 'expired' in str(refusal.detail)
-                and time.monotonic() - asked >= self.reserved_ttl):
-            self.recorder.count('confirms too late: expired in an outage '
-                                'longer than reserved_ttl')
-            return True
-        return False
+    def outlived_ttl(self, asked, reservation):
+        if time.monotonic() - asked < self.reserved_ttl:
+            return False
+        self.ledger.outlive(reservation)
+        self.recorder.count('reservations expired in an outage longer '
+                            'than reserved_ttl')
+        return True
 
 
 class ClaimMonitor(threading.Thread):
