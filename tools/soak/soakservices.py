@@ -278,9 +278,12 @@ class WorkerDaemon:
             return 0
 
     def _read_from(self, offset):
-        with open(self.log_path, 'rb') as log:
-            log.seek(offset)
-            return log.read().decode(errors='replace')
+        try:
+            with open(self.log_path, 'rb') as log:
+                log.seek(offset)
+                return log.read().decode(errors='replace')
+        except FileNotFoundError:
+            return ''  # a daemon just started has not logged yet
 
     def kill_during(self, jobs, timeout=30):
         """SIGKILL as soon as one of ``jobs`` starts, then restart.
