@@ -614,9 +614,9 @@ class ClaimMonitor(threading.Thread):
         foreign = self.ledger.foreign_at(entry['node'], entry['last'])
         problem = self.violations.setdefault(uuid_, {
             'reservation': uuid_, 'instance': entry['instance'],
-            'node': entry['node'], 'state': entry['state'],
-            'held': held, 'since': round(entry['since'], 1)})
-        problem.update(ironic_shows=entry['shown'],
+            'node': entry['node'], 'held': held,
+            'since': round(entry['since'], 1)})
+        problem.update(ironic_shows=entry['shown'], state=entry['state'],
                        foreign_claim=foreign is not None,
                        last_seen=round(entry['last'], 1))
 
