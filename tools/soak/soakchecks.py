@@ -228,9 +228,9 @@ def ironic_settled(engine, ironic, ledger, pass_exit_codes):
         _check('no lease held by a dead process (after the passes)', stuck),
         _check('no Ironic release left due (after the passes)',
                [tuple(row) for row in due]),
-        _check('abandoned reservations expired (%d, and %d a client '
-               'outlived)' % (len(ledger.abandoned), len(ledger.outlived)),
-               unexpired),
+        _check('abandoned reservations expired (%d, and %d superseded '
+               'after an outage)' % (len(ledger.abandoned),
+                                     len(ledger.outlived)), unexpired),
     ]
 
 

@@ -180,7 +180,8 @@ class ReservationClient(threading.Thread):
             self.answered(again)
             if again['uuid'] == uuid_:
                 pass
-            elif self.outlived_ttl(asked, reservation):
+            elif self.outlived_ttl(asked):
+                self.superseded(reservation)
                 self.recorder.hold(reservation['node_uuid'], uuid_, start,
                                    time.monotonic())
                 reservation, uuid_ = again, again['uuid']
@@ -198,7 +199,7 @@ class ReservationClient(threading.Thread):
             except client.Conflict as exc:
                 if not (exc.code == 'reserveapi.invalid_state'
                         and 'expired' in str(exc.detail)
-                        and self.outlived_ttl(asked, reservation)):
+                        and self.outlived_ttl(asked)):
                     raise
             else:
                 if confirmed['state'] != 'active':
@@ -221,13 +222,18 @@ class ReservationClient(threading.Thread):
         confirmed, never released."""
         return False
 
-    def outlived_ttl(self, asked, reservation):
-        """Whether ``reservation``, asked for at ``asked`` (monotonic),
-        may have expired by now: an outage outlasted ``reserved_ttl``
-        (never with ``reserved_ttl = 0``). A new reservation for the
-        instance, or a confirm refused as expired, is then no anomaly.
+    def outlived_ttl(self, asked):
+        """Whether a reservation asked for at ``asked`` (monotonic) may
+        have expired by now: an outage outlasted ``reserved_ttl`` (never
+        with ``reserved_ttl = 0``). A new reservation for the instance,
+        or a confirm refused as expired, is then no anomaly.
         """
         return False
+
+    def superseded(self, reservation):
+        """Asked again after ``outlived_ttl``, the instance got a new
+        reservation: ``reservation`` must have expired (and is left as
+        the expiry left it)."""
 
     def _listed(self, instance_uuid):
         return list(self.client.list(instance_uuid=instance_uuid))
@@ -402,9 +408,9 @@ class ClaimLedger:
             self.abandoned.append(reservation['uuid'])
 
     def outlive(self, reservation):
-        """A client found ``reservation`` gone after an outage longer
-        than ``reserved_ttl``: it must have expired, as an abandoned one.
-        """
+        """A client got a new reservation for the instance of
+        ``reservation`` after an outage longer than ``reserved_ttl``:
+        ``reservation`` must have expired, as an abandoned one."""
         with self.lock:
             self.outlived.append(reservation['uuid'])
 
@@ -512,13 +518,15 @@ class IronicReservationClient(ReservationClient):
         self.recorder.count('reservations abandoned')
         return True
 
-    def outlived_ttl(self, asked, reservation):
+    def outlived_ttl(self, asked):
         if time.monotonic() - asked < self.reserved_ttl:
             return False
-        self.ledger.outlive(reservation)
         self.recorder.count('reservations expired in an outage longer '
                             'than reserved_ttl')
         return True
+
+    def superseded(self, reservation):
+        self.ledger.outlive(reservation)
 
 
 class ClaimMonitor(threading.Thread):
