@@ -100,6 +100,25 @@ class TestIronicService(base.IronicTestCase):
         self.assertEqual(200, self.ironic.request('GET', '/v1/nodes')
                          .status_code)
 
+    def test_frozen_ironic_answers_once_thawed_and_still_stops(self):
+        self.ironic.freeze()
+        self.addCleanup(self.ironic.thaw)
+        self.assertRaises(requests.Timeout, requests.get,
+                          self.ironic.endpoint + '/v1/nodes', timeout=1)
+        self.ironic.thaw()
+        self.assertEqual(200, self.ironic.request('GET', '/v1/nodes')
+                         .status_code)
+
+        group = self.ironic._process.pid
+        self.ironic.freeze()
+        started = time.monotonic()
+        self.ironic.stop()
+
+        self.assertLess(time.monotonic() - started,
+                        ironic_fixture.STOP_TIMEOUT)
+        self.assertEqual([], _live_group_members(group))
+        self.ironic.start()
+
     def test_importing_the_fixture_does_not_import_ironic(self):
         loaded = _run_python('''
             import sys

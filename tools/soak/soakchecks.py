@@ -13,6 +13,11 @@
 """What must hold after a soak run, each check a ``(name, ok, detail)``.
 """
 
+import collections
+import os
+import socket
+
+from oslo_utils import timeutils
 import soakload
 import sqlalchemy as sa
 
@@ -44,8 +49,8 @@ def holds(recorder, monitor, engine):
     """
     with engine.connect() as connection:
         live = connection.execute(sa.text(
-            'SELECT uuid, instance_uuid, host, state FROM reservations'
-        )).all()
+            'SELECT uuid, instance_uuid, host, state FROM reservations '
+            "WHERE state IN ('reserved', 'active')")).all()
         flagged = connection.execute(sa.text(
             'SELECT uuid FROM nodes WHERE reserved = :flag'),
             {'flag': True}).all()
@@ -116,15 +121,177 @@ def inventory(engine, inventory_file):
     return [_check('the inventory agrees with its file', differ)]
 
 
+def _landed(fault):
+    """Whether a fault hit what it aimed at (a job, a lease, a request
+    just committed); a fault that aims at nothing in particular did."""
+    return fault.get('landed_mid_job', fault.get('landed', True))
+
+
 def faults(fault_log, kinds):
-    """Every kind of fault was inflicted, and each kind of worker kill
-    landed inside its job at least once."""
-    missing = [kind for kind in kinds
-               if not any(fault['kind'] == kind for fault in fault_log)]
-    missed = [kind for kind in kinds if kind.startswith('worker-kill')
-              and not any(fault['kind'] == kind and fault['landed_mid_job']
-                          for fault in fault_log)]
+    """Every kind of fault was inflicted as often as ``kinds`` lists it,
+    and each kind that aims at something (a worker kill at its job or
+    lease, an API kill at a committed request) landed at least once."""
+    wanted = collections.Counter(kinds)
+    done = collections.Counter(fault['kind'] for fault in fault_log)
+    missing = ['%s inflicted %d times of %d' % (kind, done[kind], count)
+               for kind, count in wanted.items() if done[kind] < count]
+    missed = ['%s never landed (%s)' % (kind, 'inside its job'
+                                        if kind.startswith('worker-kill-mid')
+                                        else 'on its target')
+              for kind in wanted if done[kind] and not any(
+                  fault['kind'] == kind and _landed(fault)
+                  for fault in fault_log)]
     return [_check('every fault inflicted, worker kills inside their job',
-                   ['%s never inflicted' % kind for kind in missing]
-                   + ['%s never landed inside its job' % kind
-                      for kind in missed])]
+                   missing + missed)]
+
+
+# With the real Ironic --------------------------------------------------------
+
+def _relative(problem, origin, *keys):
+    """``problem`` with its monotonic times as seconds into the run."""
+    problem = dict(problem)
+    for key in keys:
+        if problem.get(key) is not None:
+            problem[key] = round(problem[key] - origin, 1)
+    return problem
+
+
+def ironic_claims(ledger, claim_monitor, origin):
+    """What the clients and the claim monitor saw during the run."""
+    violations = [_relative(problem, origin, 'since', 'last_seen')
+                  for problem in claim_monitor.violations.values()]
+    unbacked = [_relative(answer, origin, 'at') for answer in ledger.answers
+                if answer['ironic_shows'] != answer['instance']]
+    given = [_relative(dict(answer, foreign=claim['instance']), origin, 'at')
+             for answer in ledger.answers
+             for claim in [ledger.foreign_at(answer['node'], answer['at'])]
+             if claim is not None]
+    given += [problem for problem in violations if problem['foreign_claim']]
+    changed = [_relative(change, origin, 'at')
+               for change in claim_monitor.foreign_changes.values()]
+    return [
+        _check('Ironic kept the claim of every held reservation (monitor)',
+               [problem for problem in violations if problem['held']]),
+        _check('no live reservation without its Ironic claim for %ds '
+               '(monitor)' % soakload.PENDING_GRACE,
+               [problem for problem in violations if not problem['held']]),
+        _check('every 201/200 answered was backed by its Ironic claim',
+               unbacked),
+        _check('foreign claims untouched while held (monitor)', changed),
+        _check('no foreign-claimed node given to us', given),
+    ]
+
+
+def ironic_settled(engine, ironic, ledger, pass_exit_codes):
+    """After the load and two worker passes: nothing of ours left in
+    Ironic without a live reservation, foreign claims in place, no lease
+    or release stuck, abandoned reservations expired."""
+    shown = ironic.claims()
+    now = timeutils.utcnow()
+    with engine.connect() as connection:
+        live = set(connection.execute(sa.text(
+            'SELECT r.instance_uuid, n.uuid FROM reservations r '
+            'JOIN nodes n ON n.id = r.node_id '
+            "WHERE r.state IN ('reserved', 'active')")).all())
+        leases = connection.execute(sa.text(
+            'SELECT source, claimed_by, claimed_until FROM inventory_syncs '
+            'WHERE claimed_by IS NOT NULL')).all()
+        due = connection.execute(sa.text(
+            'SELECT node_uuid, instance_uuid, attempts, last_error '
+            'FROM ironic_releases WHERE next_attempt_at <= :now'),
+            {'now': now}).all()
+        states = dict(connection.execute(sa.text(
+            'SELECT uuid, state FROM reservations')).all())
+    leaked = sorted('node %s carries instance %s' % (node, instance)
+                    for node, instance in shown.items()
+                    if instance in ledger.instances
+                    and (instance, node) not in live)
+    foreign = ['node %s: foreign %s, Ironic shows %s' % (
+        claim['node'], claim['instance'], shown.get(claim['node']))
+        for claim in ledger.foreign_held()
+        if shown.get(claim['node']) != claim['instance']]
+    stuck = ['%s held by %s until %s, %s' % (
+        source, holder, until, 'a live process' if _alive(holder)
+        else 'no live process') for source, holder, until in leases
+        if not _alive(holder)]
+    expected = ledger.abandoned + ledger.outlived
+    unexpired = ['%s is %s' % (uuid, states.get(uuid, 'gone (ended, not '
+                                                'expired)'))
+                 for uuid in expected if states.get(uuid) != 'expired']
+    return [
+        _check('both final worker passes succeeded',
+               ['pass %d exited %d' % (number, code) for number, code
+                in enumerate(pass_exit_codes, 1) if code]),
+        _check('no node carries an instance of ours without a live '
+               'reservation (after the passes)', leaked),
+        _check('foreign claims still in place (after the passes)', foreign),
+        _check('no lease held by a dead process (after the passes)', stuck),
+        _check('no Ironic release left due (after the passes)',
+               [tuple(row) for row in due]),
+        _check('abandoned reservations expired (%d, and %d superseded '
+               'after an outage)' % (len(ledger.abandoned),
+                                     len(ledger.outlived)), unexpired),
+    ]
+
+
+def _alive(holder):
+    """Whether a lease holder (``host:pid:tag``) is a process running on
+    this host."""
+    host, _, rest = (holder or '').partition(':')
+    pid = rest.partition(':')[0]
+    return (host == socket.gethostname() and pid.isdigit()
+            and os.path.exists('/proc/%s' % pid))
+
+
+def lease_takeover(fault_log, claim_monitor, origin, limit):
+    """After each kill of the worker holding the sync lease, a sync
+    completed (``synced_at`` moved) within ``limit`` seconds, as the
+    claim monitor saw the lease."""
+    samples = claim_monitor.lease_samples
+    problems = []
+    for fault in fault_log:
+        if fault['kind'] != 'worker-kill-holding-lease' or not fault.get(
+                'landed'):
+            continue
+        killed = origin + fault['killed_at_s']
+        before = [sample for sample in samples if sample[0] <= killed]
+        synced_before = before[-1][2] if before else None
+        after = [sample for sample in samples if sample[0] > killed
+                 and sample[2] is not None and sample[2] != synced_before]
+        if not after or after[0][0] - killed > limit:
+            watched = (claim_monitor.last_read or killed) - killed
+            last = samples[-1] if samples else (None, None, None)
+            problems.append(
+                'killed holder %s at %.1fs: %s; the lease then named %s'
+                % (fault['holder'], fault['killed_at_s'],
+                   'no sync completed in the %.0fs watched after' % watched
+                   if not after else 'next sync %.1fs after'
+                   % (after[0][0] - killed), last[1]))
+    return [_check('the sync lease of a killed worker taken over within '
+                   '%ds' % limit, problems)]
+
+
+EVIDENCE = {
+    'api.log': ('Unexpected error', 'Ironic refused node',
+                'Clearing a stale claim', 'Could not undo'),
+    'worker.log': ('claim cleared', 'claimed it again', 'Ended reservation',
+                   'Another process is syncing', 'Left for an operator',
+                   'Expired'),
+}
+"""Log lines that tell what happened to claims, counted for the report
+with the first few shown."""
+
+
+def log_evidence(run_dir, shown=3):
+    evidence = {}
+    for name, patterns in EVIDENCE.items():
+        path = os.path.join(run_dir, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, errors='replace') as log:
+            lines = log.readlines()
+        for pattern in patterns:
+            found = [line.strip() for line in lines if pattern in line]
+            evidence['%s: %s' % (name, pattern)] = {
+                'count': len(found), 'first': found[:shown]}
+    return evidence

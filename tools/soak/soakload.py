@@ -30,6 +30,7 @@ import uuid
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 import requests
+import soakservices
 import sqlalchemy as sa
 
 from reserveapi import client
@@ -121,10 +122,11 @@ def attempt(recorder, operation, call):
     for number in range(1, OPERATION_ATTEMPTS + 1):
         try:
             result = call()
-        except client.ClientError as exc:
-            if exc.status != 503:
-                recorder.attempts(operation, number)
-                raise
+        except client.ServiceUnavailable:
+            pass  # a 502/503/504, or no connection, after the retries
+        except client.ClientError:
+            recorder.attempts(operation, number)
+            raise
         except ks_exc.ConnectionError:
             pass
         else:
@@ -158,6 +160,7 @@ class ReservationClient(threading.Thread):
                 time.sleep(0.5)
 
     def cycle(self, instance_uuid):
+        asked = time.monotonic()
         try:
             reservation = attempt(self.recorder, 'reserve', lambda: (
                 self.client.reserve(instance_uuid, self.host, SPEC)))
@@ -168,21 +171,40 @@ class ReservationClient(threading.Thread):
             self.recorder.count('409 %s' % exc.code)
             time.sleep(0.05)
             return
+        self.answered(reservation)
         start = time.monotonic()
         uuid_ = reservation['uuid']
         if random.random() < 0.3:
             again = attempt(self.recorder, 'reserve again', lambda: (
                 self.client.reserve(instance_uuid, self.host, SPEC)))
-            if again['uuid'] != uuid_:
+            self.answered(again)
+            if again['uuid'] == uuid_:
+                pass
+            elif self.outlived_ttl(asked):
+                self.superseded(reservation)
+                self.recorder.hold(reservation['node_uuid'], uuid_, start,
+                                   time.monotonic())
+                reservation, uuid_ = again, again['uuid']
+                start = time.monotonic()
+            else:
                 self.recorder.anomaly('instance %s got reservations %s and '
                                       '%s' % (instance_uuid, uuid_,
                                               again['uuid']))
+        if self.abandon(reservation):
+            return
         try:
-            confirmed = attempt(self.recorder, 'confirm',
-                                lambda: self.client.confirm(uuid_))
-            if confirmed['state'] != 'active':
-                self.recorder.anomaly('confirmed %s is %s'
-                                      % (uuid_, confirmed['state']))
+            try:
+                confirmed = attempt(self.recorder, 'confirm',
+                                    lambda: self.client.confirm(uuid_))
+            except client.Conflict as exc:
+                if not (exc.code == 'reserveapi.invalid_state'
+                        and 'expired' in str(exc.detail)
+                        and self.outlived_ttl(asked)):
+                    raise
+            else:
+                if confirmed['state'] != 'active':
+                    self.recorder.anomaly('confirmed %s is %s'
+                                          % (uuid_, confirmed['state']))
             time.sleep(random.random() * 0.02)
         finally:
             end = time.monotonic()
@@ -191,6 +213,27 @@ class ReservationClient(threading.Thread):
                                lambda: self.client.release(uuid_))
             if not released:
                 self.recorder.count('release found it gone (retried)')
+
+    def answered(self, reservation):
+        """A reservation was answered (201, or 200 for a retry)."""
+
+    def abandon(self, reservation):
+        """True to leave the reservation as a lost build would: never
+        confirmed, never released."""
+        return False
+
+    def outlived_ttl(self, asked):
+        """Whether a reservation asked for at ``asked`` (monotonic) may
+        have expired by now: an outage outlasted ``reserved_ttl`` (never
+        with ``reserved_ttl = 0``). A new reservation for the instance,
+        or a confirm refused as expired, is then no anomaly.
+        """
+        return False
+
+    def superseded(self, reservation):
+        """Asked again after ``outlived_ttl``, the instance got a new
+        reservation: ``reservation`` must have expired (and is left as
+        the expiry left it)."""
 
     def _listed(self, instance_uuid):
         return list(self.client.list(instance_uuid=instance_uuid))
@@ -301,3 +344,302 @@ def overlapping_holds(holds):
             if start2 < end1 and first != second:
                 overlaps.append((node_uuid, first, second))
     return overlaps
+
+
+# With the real Ironic (run.py --inventory ironic) ---------------------------
+
+ABANDON_CHANCE = 0.05
+"""Of the reservations a client makes, the share it abandons, as a build
+that never finished would: never confirmed, never released, left to
+``[reservations] reserved_ttl``."""
+
+SHORT_GRACE = 1.0
+"""Seconds a reservation that a client was answered for (or whose claim
+Ironic was seen to carry) may be read without its claim in Ironic: the
+reads of Ironic and of our database are not one snapshot."""
+
+PENDING_GRACE = 15.0
+"""Seconds a live reservation that no client was answered for yet may be
+without its claim in Ironic: its claim PATCH may wait up to ``[ironic]
+timeout`` (5 s in the soak), twice with a NodeLocked retry, before the
+request gives up and undoes the reservation."""
+
+READ_INTERVAL = 0.5
+
+
+class ClaimLedger:
+    """What the clients and the foreign tool did to Ironic's claims, for
+    the checks: instances used, answers and what Ironic showed for them,
+    reservations abandoned, and claims another tool made behind our back.
+    Times are ``time.monotonic()``.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.instances = set()
+        self.answers = []
+        self.first_answer = {}
+        self.abandoned = []
+        self.outlived = []
+        self.foreign = []
+
+    def use(self, instance_uuid):
+        with self.lock:
+            self.instances.add(instance_uuid)
+
+    def answer(self, reservation, status, at, shown, waited):
+        """A 201/200 received ``at``, and the ``instance_uuid`` Ironic
+        showed on its node (after ``waited`` seconds of grace)."""
+        with self.lock:
+            self.first_answer.setdefault(reservation['uuid'], at)
+            self.answers.append({
+                'reservation': reservation['uuid'],
+                'instance': reservation['instance_uuid'],
+                'node': reservation['node_uuid'], 'status': status,
+                'at': at, 'ironic_shows': shown,
+                'waited_s': round(waited, 2)})
+
+    def answered_at(self, reservation_uuid):
+        with self.lock:
+            return self.first_answer.get(reservation_uuid)
+
+    def abandon(self, reservation):
+        with self.lock:
+            self.abandoned.append(reservation['uuid'])
+
+    def outlive(self, reservation):
+        """A client got a new reservation for the instance of
+        ``reservation`` after an outage longer than ``reserved_ttl``:
+        ``reservation`` must have expired, as an abandoned one."""
+        with self.lock:
+            self.outlived.append(reservation['uuid'])
+
+    def foreign_claimed(self, node_uuid, instance_uuid, since):
+        with self.lock:
+            self.foreign.append({'node': node_uuid,
+                                 'instance': instance_uuid,
+                                 'since': since, 'until': None})
+
+    def foreign_held(self):
+        """The foreign claims the other tool still holds, oldest first."""
+        with self.lock:
+            return [claim for claim in self.foreign
+                    if claim['until'] is None]
+
+    def foreign_dropped(self, claim, until):
+        with self.lock:
+            claim['until'] = until
+
+    def foreign_at(self, node_uuid, at):
+        """The foreign claim on ``node_uuid`` at time ``at``, or None."""
+        with self.lock:
+            for claim in self.foreign:
+                if (claim['node'] == node_uuid and claim['since'] <= at
+                        and (claim['until'] is None or at < claim['until'])):
+                    return claim
+        return None
+
+
+MISSING = '<no such node>'
+
+
+def read_claim(ironic, node_uuid, instance_uuid, grace=SHORT_GRACE,
+               outage=90.0):
+    """The ``instance_uuid`` Ironic shows on the node: at once if it is
+    ``instance_uuid``, else as read again until ``grace`` seconds passed
+    since the first read without it. An Ironic down or hung is waited
+    for, up to ``outage`` seconds (the claim must still be there once it
+    is back: a killed Ironic keeps what it committed). Returns ``(shown,
+    seconds waited)``; ``shown`` is None if Ironic could not be read.
+    """
+    began = time.monotonic()
+    first_miss = None
+    while True:
+        try:
+            shown = ironic.claim_of(node_uuid)
+        except soakservices.IRONIC_READ_ERRORS as exc:
+            if getattr(getattr(exc, 'response', None), 'status_code',
+                       None) == 404 or 'answered 404' in str(exc):
+                shown = MISSING
+            elif time.monotonic() - began > outage:
+                return None, time.monotonic() - began
+            else:
+                time.sleep(0.5)
+                continue
+        now = time.monotonic()
+        if shown == instance_uuid:
+            return shown, now - began
+        if first_miss is None:
+            first_miss = now
+        elif now - first_miss >= grace:
+            return shown, now - began
+        time.sleep(0.25)
+
+
+class IronicReservationClient(ReservationClient):
+    """A compute host against the API with the Ironic source: every
+    reservation answered is checked against Ironic right then, and now
+    and then one is abandoned (at most one per ``abandon_spacing``
+    seconds, so that abandoned ones do not take every node).
+    """
+
+    def __init__(self, url, host, recorder, stop, ironic, ledger,
+                 reserved_ttl):
+        super().__init__(url, host, recorder, stop)
+        self.ironic = ironic
+        self.ledger = ledger
+        self.reserved_ttl = reserved_ttl
+        self.abandon_spacing = reserved_ttl + 10
+        self.next_abandon = 0.0
+        self.last_reserve_status = None
+        self.client.adapter.session.session.hooks['response'].append(
+            self._seen)
+
+    def _seen(self, response, *args, **kwargs):
+        if response.request.method == 'POST':
+            self.last_reserve_status = response.status_code
+
+    def cycle(self, instance_uuid):
+        self.ledger.use(instance_uuid)
+        super().cycle(instance_uuid)
+
+    def answered(self, reservation):
+        status, at = self.last_reserve_status, time.monotonic()
+        shown, waited = read_claim(self.ironic, reservation['node_uuid'],
+                                   reservation['instance_uuid'])
+        self.ledger.answer(reservation, status, at, shown, waited)
+
+    def abandon(self, reservation):
+        now = time.monotonic()
+        if now < self.next_abandon or random.random() >= ABANDON_CHANCE:
+            return False
+        self.next_abandon = now + self.abandon_spacing
+        self.ledger.abandon(reservation)
+        self.recorder.count('reservations abandoned')
+        return True
+
+    def outlived_ttl(self, asked):
+        if time.monotonic() - asked < self.reserved_ttl:
+            return False
+        self.recorder.count('reservations expired in an outage longer '
+                            'than reserved_ttl')
+        return True
+
+    def superseded(self, reservation):
+        self.ledger.outlive(reservation)
+
+
+class ClaimMonitor(threading.Thread):
+    """Every ``READ_INTERVAL``: every node's ``instance_uuid`` from
+    Ironic, then our live reservations (and the sync lease) from the
+    database, in that order: a release ends the reservation in the
+    database before it clears the claim, so a reservation still live
+    after Ironic was read must have had its claim when it was read.
+
+    A live reservation whose node does not carry its instance is a
+    violation once it is *held* (a client was answered for it before
+    the read, or Ironic was seen carrying its claim) and stays so over
+    at least two reads and ``SHORT_GRACE`` seconds; one never answered
+    nor seen claimed (its claim PATCH may still be on its way) once it
+    stays so for ``PENDING_GRACE`` seconds. Foreign claims are read
+    too: each must stay on its node while the other tool holds it.
+    """
+
+    LIVE = sa.text(
+        'SELECT r.uuid, r.instance_uuid, n.uuid, r.state '
+        'FROM reservations r JOIN nodes n ON n.id = r.node_id '
+        "WHERE r.state IN ('reserved', 'active')")
+    LEASE = sa.text('SELECT claimed_by, synced_at FROM inventory_syncs '
+                    "WHERE source = 'ironic'")
+
+    def __init__(self, url, ironic, ledger, recorder):
+        super().__init__(name='claim-monitor', daemon=True)
+        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        self.ironic = ironic
+        self.ledger = ledger
+        self.recorder = recorder
+        self.stop = threading.Event()
+        self.seen_claimed = set()
+        self.missing = {}
+        self.violations = {}
+        self.foreign_changes = {}
+        self.lease_samples = []
+        self.last_read = None
+
+    def run(self):
+        while not self.stop.wait(READ_INTERVAL):
+            try:
+                self.read()
+            except Exception as exc:  # noqa: BLE001 - reported, not hidden
+                self.recorder.anomaly('claim monitor: %r' % exc)
+        self.engine.dispose()
+
+    def read(self):
+        began = time.monotonic()
+        try:
+            shown = self.ironic.claims()
+        except soakservices.IRONIC_READ_ERRORS:
+            self.recorder.count('claim monitor: Ironic reads missed')
+            return
+        try:
+            with self.engine.connect() as connection:
+                live = connection.execute(self.LIVE).all()
+                lease = connection.execute(self.LEASE).first()
+        except sa.exc.DBAPIError:
+            self.recorder.count('claim monitor: database reads missed')
+            return
+        self.recorder.count('claim monitor reads')
+        self.last_read = began
+        self._sample_lease(began, lease)
+        self._check_foreign(shown, began)
+        still_missing = {}
+        for uuid_, instance, node, state in live:
+            on_node = shown.get(node, MISSING)
+            if on_node == instance:
+                self.seen_claimed.add(uuid_)
+                continue
+            entry = self.missing.get(uuid_) or {
+                'since': began, 'held_since': None, 'held_reads': 0}
+            answered = self.ledger.answered_at(uuid_)
+            if uuid_ in self.seen_claimed or (
+                    answered is not None and answered < began):
+                if entry['held_since'] is None:
+                    entry['held_since'] = began
+                entry['held_reads'] += 1
+            entry.update(node=node, instance=instance, state=state,
+                         shown=on_node, last=began)
+            still_missing[uuid_] = entry
+            self._judge(uuid_, entry)
+        self.missing = still_missing
+
+    def _judge(self, uuid_, entry):
+        held = entry['held_since'] is not None
+        if held and (entry['held_reads'] < 2
+                     or entry['last'] - entry['held_since'] < SHORT_GRACE):
+            return
+        if not held and entry['last'] - entry['since'] < PENDING_GRACE:
+            return
+        foreign = self.ledger.foreign_at(entry['node'], entry['last'])
+        problem = self.violations.setdefault(uuid_, {
+            'reservation': uuid_, 'instance': entry['instance'],
+            'node': entry['node'], 'held': held,
+            'since': round(entry['since'], 1)})
+        problem.update(ironic_shows=entry['shown'], state=entry['state'],
+                       foreign_claim=foreign is not None,
+                       last_seen=round(entry['last'], 1))
+
+    def _check_foreign(self, shown, began):
+        for claim in self.ledger.foreign_held():
+            if claim['since'] >= began:
+                continue
+            on_node = shown.get(claim['node'], MISSING)
+            if on_node != claim['instance']:
+                self.foreign_changes.setdefault(
+                    (claim['node'], on_node), {
+                        'node': claim['node'], 'foreign': claim['instance'],
+                        'ironic_shows': on_node, 'at': round(began, 1)})
+
+    def _sample_lease(self, at, lease):
+        value = tuple(lease) if lease is not None else (None, None)
+        if not self.lease_samples or self.lease_samples[-1][1:] != value:
+            self.lease_samples.append((at,) + value)

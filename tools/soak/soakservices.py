@@ -14,12 +14,14 @@
 
 Placement, gunicorn serving reserveapi and the ``reserveapi-worker``
 daemon, each a child process on loopback with its output in the run's
-directory. The database server comes from ``tests.fixtures.dbservers``.
+directory. The database server comes from ``tests.fixtures.dbservers``,
+the real Ironic from ``tests.fixtures.ironic``.
 """
 
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +29,9 @@ import time
 import uuid
 
 import requests
+import sqlalchemy as sa
+
+from tests.fixtures import ironic as ironic_fixture
 
 BIN_DIR = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,15 +49,17 @@ def tool(name):
     return os.path.join(BIN_DIR, name)
 
 
-def run_tool(log_path, *command):
-    """Run a command to completion, its output appended to ``log_path``."""
+def run_tool(log_path, *command, check=True):
+    """Run a command to completion, its output appended to ``log_path``;
+    its exit code, which must be 0 when ``check``."""
     with open(log_path, 'ab') as log:
         result = subprocess.run(command, stdout=log, stderr=log,
                                 check=False)
-    if result.returncode:
+    if result.returncode and check:
         raise ServiceError('%s exited %d; see %s'
                            % (' '.join(command[:2]), result.returncode,
                               log_path))
+    return result.returncode
 
 
 def _stop(process, timeout=10):
@@ -145,17 +152,22 @@ class Gunicorn:
     """``gunicorn -w N reserveapi.wsgi.api:application`` on loopback."""
 
     def __init__(self, config_file, port, workers, log_path):
+        self.config_file = config_file
+        self.port = port
         self.url = 'http://127.0.0.1:%d' % port
         self.workers = workers
         self.log_path = log_path
-        env = dict(os.environ, RESERVEAPI_CONFIG_FILE=config_file)
-        with open(log_path, 'ab') as log:
+        self.start()
+
+    def start(self):
+        env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
+        with open(self.log_path, 'ab') as log:
             self.process = subprocess.Popen(
-                [tool('gunicorn'), '-w', str(workers), '-b',
-                 '127.0.0.1:%d' % port, '--timeout', '60']
+                [tool('gunicorn'), '-w', str(self.workers), '-b',
+                 '127.0.0.1:%d' % self.port, '--timeout', '60']
                 + _no_control_socket() + ['reserveapi.wsgi.api:application'],
                 stdout=log, stderr=log, env=env)
-        wait_for_port(self.url + '/', self.process, log_path)
+        wait_for_port(self.url + '/', self.process, self.log_path)
         self._wait_workers(set())
 
     def worker_pids(self):
@@ -176,11 +188,63 @@ class Gunicorn:
         raise ServiceError('gunicorn did not respawn a worker in %ds'
                            % timeout)
 
-    def kill_worker(self):
-        """SIGKILL one busy API worker; seconds until it is replaced."""
-        pid = random.choice(sorted(self.worker_pids()))
+    def kill_worker(self, pid=None):
+        """SIGKILL one busy API worker (``pid``, or one at random);
+        seconds until it is replaced."""
+        if pid is None:
+            pid = random.choice(sorted(self.worker_pids()))
         os.kill(pid, signal.SIGKILL)
         return self._wait_workers({pid})
+
+    def kill_workers(self):
+        """SIGKILL every API worker at once, the arbiter left running;
+        their pids, for ``wait_replaced``."""
+        pids = self.worker_pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return pids
+
+    def wait_replaced(self, pids):
+        """Seconds until gunicorn replaced the workers ``pids``."""
+        return self._wait_workers(pids)
+
+    def kill_worker_logging(self, pattern, app_log, timeout=30):
+        """SIGKILL the API worker as soon as it logs a line matching
+        ``pattern`` to ``app_log`` (oslo.log's lines carry the pid).
+
+        Returns ``(line, seconds from the line appearing to the kill)``,
+        or ``(None, None)`` if no worker logged it within ``timeout``.
+        """
+        line_re = re.compile(r'^\S+ \S+ (\d+) .*%s.*$' % pattern, re.M)
+        offset = os.path.getsize(app_log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(app_log, 'rb') as log:
+                log.seek(offset)
+                data = log.read()
+            data = data[:data.rfind(b'\n') + 1]  # whole lines only
+            offset += len(data)
+            for match in line_re.finditer(data.decode(errors='replace')):
+                pid = int(match.group(1))
+                if pid in self.worker_pids():
+                    seen = time.monotonic()
+                    os.kill(pid, signal.SIGKILL)
+                    delay = time.monotonic() - seen
+                    self._wait_workers({pid})
+                    return match.group(0), delay
+            time.sleep(0.001)
+        return None, None
+
+    def kill_all(self):
+        """SIGKILL the arbiter and every worker, as a host crash would."""
+        pids = self.worker_pids()
+        self.process.kill()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
 
     def stop(self):
         _stop(self.process, timeout=30)
@@ -214,9 +278,12 @@ class WorkerDaemon:
             return 0
 
     def _read_from(self, offset):
-        with open(self.log_path, 'rb') as log:
-            log.seek(offset)
-            return log.read().decode(errors='replace')
+        try:
+            with open(self.log_path, 'rb') as log:
+                log.seek(offset)
+                return log.read().decode(errors='replace')
+        except FileNotFoundError:
+            return ''  # a daemon just started has not logged yet
 
     def kill_during(self, jobs, timeout=30):
         """SIGKILL as soon as one of ``jobs`` starts, then restart.
@@ -243,5 +310,123 @@ class WorkerDaemon:
             time.sleep(0.001)
         return None, False
 
+    def kill_holding(self, lease_holder, timeout=30):
+        """SIGKILL the daemon while it holds a lease, then restart it.
+
+        ``lease_holder()`` reads the lease's holder from the database;
+        the daemon holds it when the holder names its pid. Returns
+        ``(holder, holder_after_kill)``: what the lease named when the
+        daemon was killed (None if it never held it within ``timeout``)
+        and what it names just after, which is the dead daemon if the
+        kill landed while it held the lease.
+        """
+        pid_token = re.compile(r'(?<![0-9])%d(?![0-9])' % self.process.pid)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            holder = lease_holder()
+            if holder and pid_token.search(holder):
+                self.process.kill()
+                self.process.wait()
+                after = lease_holder()
+                self.start()
+                return holder, after
+            time.sleep(0.002)
+        return None, None
+
     def stop(self):
         _stop(self.process)
+
+
+class Ironic:
+    """The real Ironic 39 of ``tests.fixtures.ironic`` (SQLite,
+    fake-hardware, noauth, no message bus) with ``count`` nodes
+    ``available`` and powered off, each matching the soak's request
+    spec. Its logs are copied to ``run_dir`` when it stops.
+    """
+
+    NODE = {
+        'resource_class': 'baremetal-soak',
+        'properties': {'memory_mb': 8192, 'cpus': 8, 'local_gb': 100,
+                       'cpu_arch': 'x86_64'},
+    }
+
+    def __init__(self, run_dir, count):
+        self.run_dir = run_dir
+        self.fixture = ironic_fixture.IronicFixture()
+        self.fixture.setUp()
+        # Written to Ironic's database as they would be once enrolled,
+        # managed, provided and powered off: much faster on a busy host.
+        self.node_uuids = self.fixture.seed_nodes(
+            count, name=lambda index: 'soak-%04d' % index,
+            traits=['CUSTOM_RAID'], **self.NODE)
+
+    @property
+    def endpoint(self):
+        return self.fixture.endpoint
+
+    def claims(self):
+        """``{node uuid: instance_uuid or None}`` of every node, in one
+        read (``fields=allocation_uuid`` would be a 500 in Ironic 39)."""
+        return {node['uuid']: node['instance_uuid']
+                for node in self.fixture.list_nodes(
+                    fields='uuid,instance_uuid')}
+
+    def claim_of(self, node_uuid):
+        """The node's ``instance_uuid`` as Ironic has it now."""
+        return self.fixture.get_node(
+            node_uuid, fields='uuid,instance_uuid')['instance_uuid']
+
+    def set_claim(self, node_uuid, instance_uuid):
+        """Claim (or, with None, unclaim) a node as another tool would:
+        one PATCH of ``instance_uuid``; True if Ironic accepted it."""
+        return self.fixture.update_node(
+            node_uuid, expected=(200, 409),
+            instance_uuid=instance_uuid).status_code == 200
+
+    def pause(self, seconds):
+        """SIGSTOP Ironic's processes for ``seconds``: it hangs."""
+        self.fixture.freeze()
+        try:
+            time.sleep(seconds)
+        finally:
+            self.fixture.thaw()
+
+    def crash(self):
+        """SIGKILL Ironic and start it again on the same port and
+        database; seconds it was down."""
+        started = time.monotonic()
+        self.fixture.stop(kill=True)
+        self.fixture.start()
+        return time.monotonic() - started
+
+    def stop(self):
+        for path in (self.fixture.log_path, self.fixture.output_path):
+            if os.path.exists(path):
+                shutil.copy(path, self.run_dir)
+        self.fixture.cleanUp()
+
+
+def terminate_connections(engine, database):
+    """Cut every connection to ``database`` but this one, as a database
+    failover or an operator would; how many were cut."""
+    with engine.connect() as connection:
+        if engine.dialect.name == 'postgresql':
+            return connection.execute(sa.text(
+                'SELECT count(pg_terminate_backend(pid)) FROM '
+                'pg_stat_activity WHERE datname = :db '
+                'AND pid <> pg_backend_pid()'), {'db': database}).scalar()
+        ids = connection.execute(sa.text(
+            'SELECT id FROM information_schema.processlist '
+            'WHERE db = :db AND id <> CONNECTION_ID()'),
+            {'db': database}).scalars().all()
+        for id_ in ids:
+            try:
+                connection.execute(sa.text('KILL CONNECTION %d' % id_))
+            except sa.exc.DBAPIError:
+                pass  # gone meanwhile
+        return len(ids)
+
+
+IRONIC_READ_ERRORS = (requests.RequestException,
+                      ironic_fixture.IronicFixtureError)
+"""What a read of Ironic raises while it is down, hung or restarting."""
