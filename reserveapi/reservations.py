@@ -144,13 +144,14 @@ def _claiming_source():
     return None
 
 
-def _claimed_in_ironic(source, reservation, info):
+def _claimed_in_ironic(source, reservation, info, claimed_before=False):
     """Claim the reserved node in Ironic; False (reservation undone, the
     node left for a sync to read again) if Ironic will not have it.
 
     Whatever goes wrong, no reservation stays behind that Ironic did not
-    accept; a claim of ours that landed, or may land still, is asked to
-    be cleared in the same transaction.
+    accept; a claim of ours that landed, or may land still (or, with
+    ``claimed_before``, was made by an earlier request), is asked to be
+    cleared in the same transaction.
     """
     node_uuid, instance = reservation.node_uuid, reservation.instance_uuid
     try:
@@ -166,7 +167,7 @@ def _claimed_in_ironic(source, reservation, info):
         db_reservations.undo_reservation(reservation)
         raise
     except exception.IronicUnavailable as error:
-        if error.delivered:
+        if error.delivered or claimed_before:
             # The PATCH may land still: clear it once it must have.
             db_reservations.undo_reservation(
                 reservation, stale=True,
@@ -210,7 +211,7 @@ def _still_claimed(existing, request_spec):
     if source is None or existing.state != states.RESERVED:
         return True
     info = ironic.instance_info(request_spec)
-    return (_claimed_in_ironic(source, existing, info)
+    return (_claimed_in_ironic(source, existing, info, claimed_before=True)
             and claims.kept(source, existing))
 
 

@@ -28,10 +28,10 @@ from oslo_utils import uuidutils
 
 LOG = log.getLogger(__name__)
 
-SECONDS = 15
+SECONDS = 10
 """How long a lease lasts without being renewed."""
 
-HEARTBEAT = 4
+HEARTBEAT = 3
 """Seconds between two renewals while the holder works."""
 
 _process = None

@@ -176,12 +176,17 @@ def clear(source, node_uuid, instance_uuid):
 
 
 def clear_quietly(source, node_uuid, instance_uuid):
-    """``clear`` for a caller that must not fail for it: what Ironic
-    refuses now, a worker clears later."""
+    """``clear`` for a caller whose own work is committed and must not
+    fail for it: what cannot be cleared now, a worker clears later (the
+    row stays; a lease this process took lapses)."""
     try:
         clear(source, node_uuid, instance_uuid)
     except exception.ServiceUnavailable:
         pass  # postponed and logged: the worker clears it
+    except Exception:
+        LOG.exception('Could not clear the claim of instance %s on Ironic '
+                      'node %s now; a worker will.', instance_uuid,
+                      node_uuid)
 
 
 def clear_due(source):

@@ -542,17 +542,30 @@ class TestClaimsUnderCrashes(InventoryTestCase):
                                 candidate_nodes=[node]).json
 
     def test_a_retry_while_ironic_is_down_holds_nothing(self):
-        node, = self.seed(1)
+        unclaimed, claimed = self.seed(2)
         self.sync_nodes()
-        instance = str(uuidlib.uuid4())
-        self.reserve_without_claim(instance, node)
+        lost = str(uuidlib.uuid4())
+        self.reserve_without_claim(lost, unclaimed)
+        answered = str(uuidlib.uuid4())
+        self.reserve(answered, status=201, candidate_nodes=[claimed])
         self.ironic.stop()
 
-        refused = self.reserve(instance, status=503).json['errors'][0]
-
-        self.assertEqual('reserveapi.ironic_unavailable', refused['code'])
+        for instance in (lost, answered):
+            refused = self.reserve(instance, status=503).json['errors'][0]
+            self.assertEqual('reserveapi.ironic_unavailable',
+                             refused['code'])
         self.assertEqual([], self.live_reservations())
+
+        # The claim an earlier answer made is cleared once Ironic is back.
         self.ironic.start()
+        later = timeutils.utcnow() + datetime.timedelta(
+            seconds=claims.UNCERTAIN_DELAY + 1)
+        with fixtures.MockPatchObject(timeutils, 'utcnow',
+                                      return_value=later):
+            claims.clear_due(inventory_sync.ironic_source())
+        self.assertEqual([None, None], [self.node_instance(node)
+                                        for node in (unclaimed, claimed)])
+        self.assertEqual(0, db_inventory.count_ironic_releases())
 
     def test_the_repair_never_outlives_a_release(self):
         node, = self.seed(1)
