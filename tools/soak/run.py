@@ -51,11 +51,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO))
 
+from oslo_utils import timeutils  # noqa: E402
 import soakchecks  # noqa: E402
 import soakload  # noqa: E402
 import soakservices  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
+from reserveapi.common import lease  # noqa: E402
+from reserveapi.inventory import claims  # noqa: E402
 from tests.fixtures import dbservers  # noqa: E402
 
 BACKENDS = {'postgresql': dbservers.PostgreSQLServer,
@@ -382,9 +385,9 @@ FOREIGN_CLAIMS_HELD = 2
 """Claims the other tool holds at once: a further one first drops its
 oldest, so that a long run keeps nodes for our clients."""
 
-LEASE_TAKEOVER_S = 15
+LEASE_TAKEOVER_S = lease.SECONDS + 5
 """Seconds within which a sync must complete after the worker holding
-its lease was killed."""
+its lease was killed: the lease lapses, the next pass runs."""
 
 MID_CLAIM_WAIT_S = 2
 """How long a frozen Ironic is watched for a POST that committed and is
@@ -571,6 +574,13 @@ class IronicBackendRun(BackendRun):
         while time.monotonic() < deadline and self._live_reservations():
             time.sleep(1)
         self.worker.stop()
+        # Claims whose PATCH may still have been on its way wait
+        # claims.UNCERTAIN_DELAY before they are cleared, and a clear
+        # leased to a process that was killed waits for its lease.
+        deadline = time.monotonic() + (claims.UNCERTAIN_DELAY
+                                       + lease.SECONDS + 5)
+        while time.monotonic() < deadline and self._releases_waiting():
+            time.sleep(1)
         started = time.monotonic()
         self.passes = [soakservices.run_tool(
             os.path.join(self.dir, 'worker.log.out'),
@@ -581,6 +591,15 @@ class IronicBackendRun(BackendRun):
                  % (self.final_pass_s, self.passes))
         self.claim_monitor.stop.set()
         self.claim_monitor.join(60)
+
+    def _releases_waiting(self):
+        """Claims to clear that no worker pass may take yet."""
+        now = timeutils.utcnow()
+        with self.engine.connect() as connection:
+            return connection.execute(sa.text(
+                'SELECT COUNT(*) FROM ironic_releases '
+                'WHERE next_attempt_at > :now OR claimed_until > :now'),
+                {'now': now}).scalar()
 
     def _live_reservations(self):
         with self.engine.connect() as connection:
