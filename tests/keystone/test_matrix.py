@@ -57,15 +57,6 @@ def load_matrix():
     return load_document()['routes']
 
 
-def project_of(persona):
-    """The project name a persona's token is scoped to, or None."""
-    scope = keystone_fixture.PERSONAS.get(persona)
-    scope = scope.scope if scope else None
-    if scope and scope.startswith('project:'):
-        return scope.split(':', 1)[1]
-    return None
-
-
 def _fill(value, values):
     """``value`` with every ``$name`` string replaced from ``values``."""
     if isinstance(value, dict):
@@ -159,8 +150,8 @@ class TestRBACMatrix(base.KeystoneTestCase):
                 persona, expected, response.status_code, response.text[:300])
         if self.entry.get('own_project') and expected == 200:
             shown = reservation_uuid in response.text
-            if shown != (persona in self.every_project
-                         or project_of(persona) == 'project-a'):
+            if shown != (persona in self.every_project or
+                         keystone_fixture.project_of(persona) == 'project-a'):
                 return '%s: A\'s reservation %s' % (
                     persona, 'shown' if shown else 'missing')
         if expected not in ERROR_CODES:

@@ -280,11 +280,6 @@ def simple_table(text, after):
     return rows
 
 
-def _project_of(persona):
-    scope = keystone_fixture.PERSONAS[persona].scope or ''
-    return scope.split(':', 1)[1] if scope.startswith('project:') else None
-
-
 def route_cell(entry, personas, every_project):
     """What the table must say for these personas on one matrix route:
     ``yes``, ``own``, ``no``, or why it can say nothing.
@@ -312,9 +307,10 @@ def owner_lessee_cell(section, personas):
         return 'no'
     if len(seen) == len(personas) and all(item == named for item in seen):
         return 'yes'
-    own = [{name for name in named if _project_of(persona) in (
-        nodes[name].get('owner'), nodes[name].get('lessee'))}
-        for persona in personas]
+    own = [{name for name in named
+            if keystone_fixture.project_of(persona) in (
+                nodes[name].get('owner'), nodes[name].get('lessee'))}
+           for persona in personas]
     if seen == own:
         return 'own'
     return 'seen %s' % seen
