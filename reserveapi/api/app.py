@@ -24,6 +24,7 @@ import pecan
 from reserveapi.api import errors
 from reserveapi.api import expose
 from reserveapi.api import hooks
+from reserveapi.api import service_token
 from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.mirror import credentials
@@ -104,7 +105,8 @@ def _public_version_discovery(app, authenticated_app):
 def setup_app():
     """The pecan app wrapped, outermost first, in proxy-header handling,
     request ids, CORS, healthcheck, error formatting, body size limit and
-    (with auth_strategy = keystone) auth_token.
+    (with auth_strategy = keystone) auth_token and the service token
+    check.
     """
     expose.remember_argspecs()
     app = pecan.make_app(
@@ -120,7 +122,8 @@ def setup_app():
     app = _utf8_path(app)
     if CONF.api.auth_strategy == 'keystone':
         app = _public_version_discovery(app, auth_token.AuthProtocol(
-            app, {'oslo_config_config': CONF}))
+            service_token.ServiceTokenCheck(app),
+            {'oslo_config_config': CONF}))
     else:
         LOG.warning('auth_strategy is noauth: every caller is an admin.')
     app = sizelimit.RequestBodySizeLimiter(app, CONF)

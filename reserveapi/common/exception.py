@@ -54,6 +54,12 @@ class InvalidRequestSpec(Invalid):
         super().__init__(message, key=key, reason=reason, **kwargs)
 
 
+class Unauthorized(ReserveapiException):
+    status = 401
+    code = 'reserveapi.unauthorized'
+    msg_fmt = '%(reason)s'
+
+
 class Forbidden(ReserveapiException):
     status = 403
     code = 'reserveapi.forbidden'

@@ -19,11 +19,21 @@ ADMIN_SERVICE_OR_READER = 'role:admin or role:service or role:reader'
 ADMIN_SERVICE_OR_PROJECT_READER = (
     'role:admin or role:service or '
     '(role:reader and project_id:%(project_id)s)')
+ADMIN_SERVICE_OR_NODE_PROJECT = (
+    'role:admin or role:service or '
+    '(role:reader and (project_id:%(node.owner)s or '
+    'project_id:%(node.lessee)s))')
+"""Target: ``node.owner`` and ``node.lessee``, each present only when
+set (a missing key never matches)."""
 
 
-def rule(name, check_str, description, method, path):
-    """A project-scoped rule guarding one API operation."""
+def rule(name, check_str, description, method, path, *more_operations):
+    """A project-scoped rule guarding one API operation, or more:
+    ``more_operations`` are further ``(method, path)`` pairs.
+    """
+    operations = [(method, path)] + list(more_operations)
     return policy.DocumentedRuleDefault(
         name=name, check_str=check_str, description=description,
-        operations=[{'method': method, 'path': path}],
+        operations=[{'method': one_method, 'path': one_path}
+                    for one_method, one_path in operations],
         scope_types=['project'])

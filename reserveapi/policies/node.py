@@ -16,16 +16,29 @@ from reserveapi.policies import base
 
 LIST = 'reserveapi:node:list'
 GET = 'reserveapi:node:get'
+GET_OWNER_LESSEE = 'reserveapi:node:get:owner_lessee'
+"""Checked per node, the node's ``owner`` and ``lessee`` as target: who
+may see them; everyone else reads both as null."""
+
+COLLECTION = '/v1/nodes'
+RESOURCE = '/v1/nodes/{node_ident}'
 
 rules = [
     base.rule(
         LIST, base.ADMIN_SERVICE_OR_READER,
         'List the node inventory.',
-        'GET', '/v1/nodes'),
+        'GET', COLLECTION),
     base.rule(
         GET, base.ADMIN_SERVICE_OR_READER,
         'Show a node.',
-        'GET', '/v1/nodes/{node_ident}'),
+        'GET', RESOURCE),
+    base.rule(
+        GET_OWNER_LESSEE, base.ADMIN_SERVICE_OR_NODE_PROJECT,
+        "See a node's owner and lessee, checked per node: a caller the "
+        "rule refuses reads both as null. Which project owns or leases a "
+        "node, and so whose reservation holds it, is that project's "
+        "business.",
+        'GET', COLLECTION, ('GET', RESOURCE)),
 ]
 
 

@@ -38,6 +38,7 @@ import requests
 from reserveapi import client
 from reserveapi import conf
 from reserveapi.api import app
+from reserveapi.api import microversion
 from tests import examples
 from tests.fixtures import keystone as keystone_fixture
 from tests.functional import base
@@ -62,15 +63,37 @@ def shared_keystone():
     global _keystone
     with _keystone_lock:
         if _keystone is None:
-            keystone = keystone_fixture.KeystoneFixture(PROCESS_TEMP_DIR)
+            keystone = keystone_fixture.KeystoneFixture(
+                PROCESS_TEMP_DIR, service_type=microversion.SERVICE_TYPE)
             keystone.setUp()
             atexit.register(keystone.cleanUp)
             _keystone = keystone
     return _keystone
 
 
-def _authtoken_config(keystone):
-    """The reserveapi.conf an operator would write for this Keystone."""
+def _authtoken_config(keystone, overrides):
+    """The reserveapi.conf an operator would write for this Keystone;
+    ``overrides`` change ``[keystone_authtoken]`` options (None: unset).
+    """
+    authtoken = {
+        'www_authenticate_uri': keystone.auth_url,
+        'auth_url': keystone.auth_url,
+        'auth_type': 'password',
+        'username': keystone_fixture.SERVICE_USER,
+        'password': keystone.passwords[keystone_fixture.SERVICE_USER],
+        'user_domain_id': keystone_fixture.DEFAULT_DOMAIN,
+        'project_name': 'service',
+        'project_domain_id': keystone_fixture.DEFAULT_DOMAIN,
+        'region_name': keystone_fixture.REGION,
+        'interface': 'public',
+        # Our catalog type: without it auth_token refuses every token of
+        # an application credential with access rules.
+        'service_type': microversion.SERVICE_TYPE,
+        # Validate every token with Keystone, so that a revoked token is
+        # refused at once; a cache keeps honouring it until it times out.
+        'token_cache_time': -1,
+    }
+    authtoken.update(overrides)
     return '\n'.join([
         '[api]',
         'auth_strategy = keystone',
@@ -83,21 +106,8 @@ def _authtoken_config(keystone):
         'endpoint = http://127.0.0.1:9',
         'token = no-placement-here',
         '[keystone_authtoken]',
-        'www_authenticate_uri = %s' % keystone.auth_url,
-        'auth_url = %s' % keystone.auth_url,
-        'auth_type = password',
-        'username = %s' % keystone_fixture.SERVICE_USER,
-        'password = %s' % keystone.passwords[keystone_fixture.SERVICE_USER],
-        'user_domain_id = %s' % keystone_fixture.DEFAULT_DOMAIN,
-        'project_name = service',
-        'project_domain_id = %s' % keystone_fixture.DEFAULT_DOMAIN,
-        'region_name = %s' % keystone_fixture.REGION,
-        'interface = public',
-        # Validate every token with Keystone, so that a revoked token is
-        # refused at once; a cache keeps honouring it until it times out.
-        'token_cache_time = -1',
-        '',
-    ])
+    ] + ['%s = %s' % (name, value) for name, value in authtoken.items()
+         if value is not None] + [''])
 
 
 def _forget_auth_plugin_options():
@@ -139,8 +149,12 @@ def shared_revoked_token():
 class KeystoneTestCase(base.DBTestCase):
     """reserveapi on ``self.url`` behind a real Keystone (``self.keystone``).
 
-    ``self.project_a``/``project_b``: Keystone project IDs.
+    ``self.project_a``/``project_b``: Keystone project IDs;
+    ``authtoken_overrides``: ``[keystone_authtoken]`` options a test
+    class sets otherwise (None: unset).
     """
+
+    authtoken_overrides = {}
 
     def setUp(self):
         super().setUp()
@@ -151,7 +165,8 @@ class KeystoneTestCase(base.DBTestCase):
         config_file = os.path.join(
             self.useFixture(fixtures.TempDir()).path, 'reserveapi.conf')
         with open(config_file, 'w') as stream:
-            stream.write(_authtoken_config(self.keystone))
+            stream.write(_authtoken_config(self.keystone,
+                                           self.authtoken_overrides))
         conf.CONF(['--config-file', config_file], project='reserveapi',
                   default_config_files=[])
         self.addCleanup(_forget_auth_plugin_options)
@@ -166,10 +181,13 @@ class KeystoneTestCase(base.DBTestCase):
     def token(self, persona):
         return shared_token(persona)
 
-    def call(self, token, method, path, body=None):
-        """One request with ``token`` as X-Auth-Token (None: no header);
-        ``path`` may be a full URL (a ``next`` link)."""
+    def call(self, token, method, path, body=None, service_token=None):
+        """One request with ``token`` as X-Auth-Token (None: no header)
+        and ``service_token`` as X-Service-Token; ``path`` may be a full
+        URL (a ``next`` link)."""
         headers = {'X-Auth-Token': token} if token is not None else {}
+        if service_token is not None:
+            headers['X-Service-Token'] = service_token
         url = path if path.startswith('http') else self.url + path
         return self.http.request(method, url, json=body, headers=headers,
                                  timeout=REQUEST_TIMEOUT)

@@ -16,7 +16,11 @@ Every route behind policy (``routes.guarded_routes()``, read from the
 real controller tree), every persona: the status must
 be the one the matrix says, and every refusal must be an API-WG error. A
 route the API has and the matrix lacks, or the other way round, fails the
-suite, so that the matrix grows with the API.
+suite, so that the matrix grows with the API. On an ``own_project``
+route, A's reservation must be in the answer exactly for A's personas and
+those of ``every_project``; and every persona that reads nodes sees the
+owner and lessee of exactly the nodes ``node_owner_lessee`` says, free
+and held.
 """
 
 import os
@@ -44,9 +48,13 @@ ERROR_CODES = {401: 'reserveapi.unauthorized', 403: 'reserveapi.forbidden',
                404: 'reserveapi.reservation_not_found'}
 
 
-def load_matrix():
+def load_document():
     with open(MATRIX_FILE) as stream:
-        return yaml.safe_load(stream)['routes']
+        return yaml.safe_load(stream)
+
+
+def load_matrix():
+    return load_document()['routes']
 
 
 def _fill(value, values):
@@ -71,6 +79,20 @@ class TestMatrixCoversTheAPI(testtools.TestCase):
                              route)
             for status in entry['expect'].values():
                 self.assertIn(status, (200, 201, 202, 204, 401, 403, 404))
+            self.assertLessEqual(set(entry), {'expect', 'body',
+                                              'own_project'}, route)
+
+    def test_owner_lessee_names_every_node_reader(self):
+        document = load_document()
+        readers = sorted(
+            persona for persona, status in
+            document['routes']['GET /v1/nodes']['expect'].items()
+            if status == 200)
+        section = document['node_owner_lessee']
+        self.assertEqual(readers, sorted(section['sees']))
+        for seen in section['sees'].values():
+            self.assertLessEqual(set(seen), set(section['nodes']))
+        self.assertLessEqual(set(document['every_project']), set(readers))
 
 
 class TestRBACMatrix(base.KeystoneTestCase):
@@ -83,6 +105,7 @@ class TestRBACMatrix(base.KeystoneTestCase):
         super().setUp()
         self.sync_nodes([inventory.node(name) for name in NODES])
         self.entry = load_matrix()[self.route]
+        self.every_project = load_document()['every_project']
 
     def _token(self, persona):
         if persona == 'no_token':
@@ -102,7 +125,8 @@ class TestRBACMatrix(base.KeystoneTestCase):
                   'project_a': self.project_a,
                   'request_spec': examples.REQUEST_SPEC}
         params = {'node_ident': NODES[0], 'host': HOST}
-        if '{reservation_uuid}' in template:
+        if '{reservation_uuid}' in template or self.entry.get(
+                'own_project'):
             reservation, _created = reservations.reserve(
                 str(uuid.uuid4()), HOST, self.project_a,
                 examples.REQUEST_SPEC)
@@ -111,18 +135,25 @@ class TestRBACMatrix(base.KeystoneTestCase):
             params['aggregate_uuid'] = str(uuid.uuid4())
             mirror_state.join(params['aggregate_uuid'], HOST)
         return (method, template.format(**params),
-                _fill(self.entry.get('body'), values))
+                _fill(self.entry.get('body'), values),
+                params.get('reservation_uuid'))
 
     def _release_everything(self):
         """Free the nodes again for the next call."""
         for reservation in reservations.list_reservations():
             reservations.release(reservation.uuid, lambda found: None)
 
-    def _mismatch(self, persona, expected, response):
+    def _mismatch(self, persona, expected, response, reservation_uuid):
         """Why ``response`` is wrong for ``persona``, or None."""
         if response.status_code != expected:
             return '%s: expected %d, got %d %s' % (
                 persona, expected, response.status_code, response.text[:300])
+        if self.entry.get('own_project') and expected == 200:
+            shown = reservation_uuid in response.text
+            if shown != (persona in self.every_project or
+                         keystone_fixture.project_of(persona) == 'project-a'):
+                return '%s: A\'s reservation %s' % (
+                    persona, 'shown' if shown else 'missing')
         if expected not in ERROR_CODES:
             return None
         (error,) = response.json()['errors']
@@ -134,12 +165,68 @@ class TestRBACMatrix(base.KeystoneTestCase):
     def test_route(self):
         mismatches = []
         for persona in PERSONAS:
-            method, path, body = self._request()
+            method, path, body, reservation_uuid = self._request()
             response = self.call(self._token(persona), method, path, body)
             mismatches.append(self._mismatch(
-                persona, self.entry['expect'][persona], response))
+                persona, self.entry['expect'][persona], response,
+                reservation_uuid))
             self._release_everything()
         self.assertEqual([], [item for item in mismatches if item])
+
+
+class TestNodeOwnerLessee(base.KeystoneTestCase):
+    """``node_owner_lessee``: who sees which node's owner and lessee."""
+
+    def setUp(self):
+        super().setUp()
+        self.section = load_document()['node_owner_lessee']
+        ids = self.keystone.project_ids
+        self.nodes = {name: {key: ids[value] for key, value in node.items()}
+                      for name, node in self.section['nodes'].items()}
+        self.sync_nodes([
+            inventory.node(name, owner=node.get('owner'),
+                           lessee=node.get('lessee'))
+            for name, node in self.nodes.items()])
+
+    def _seen(self, persona):
+        """``{name: (owner, lessee)}`` from the list, the same on each
+        node shown alone."""
+        listed = self.as_persona(persona, 'GET', '/v1/nodes')
+        self.assertEqual(200, listed.status_code, listed.text)
+        seen = {}
+        for node in listed.json()['nodes']:
+            one = self.as_persona(persona, 'GET', '/v1/nodes/' + node['name'])
+            self.assertEqual(node, one.json(), persona)
+            seen[node['name']] = (node['owner'], node['lessee'])
+        return seen
+
+    def _expected(self, persona):
+        return {name: ((node.get('owner'), node.get('lessee'))
+                       if name in self.section['sees'][persona]
+                       else (None, None))
+                for name, node in self.nodes.items()}
+
+    def assertEverySeesWhatTheMatrixSays(self):
+        mismatches = {}
+        for persona in sorted(self.section['sees']):
+            seen = self._seen(persona)
+            if seen != self._expected(persona):
+                mismatches[persona] = seen
+        self.assertEqual({}, mismatches)
+
+    def test_free(self):
+        self.assertEverySeesWhatTheMatrixSays()
+
+    def test_held(self):
+        for name, node in self.nodes.items():
+            response = self.reserve(node['held_by'], candidate_nodes=[name])
+            self.assertEqual(201, response.status_code, response.text)
+        self.assertEqual(
+            {name: 'reserved' for name in self.nodes},
+            {node['name']: node['reservation']['state'] for node in
+             self.as_persona('reader_b', 'GET', '/v1/nodes').json()[
+                 'nodes']})
+        self.assertEverySeesWhatTheMatrixSays()
 
 
 load_tests = testscenarios.load_tests_apply_scenarios

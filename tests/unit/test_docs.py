@@ -20,7 +20,9 @@ plugin): an unknown group or option, or a value the option refuses,
 fails. A snippet captioned ``nova.conf`` is checked against the Nova
 side's namespaces instead, in the groups we own (Nova's own groups are
 Nova's to check). The CLI reference names every console script and every
-``reserveapi-manage`` command.
+``reserveapi-manage`` command. The operator guide's "Who may do what"
+table says what the RBAC matrix the Keystone suite walks says, and the
+install guide registers and names the catalog type the code uses.
 """
 
 import configparser
@@ -33,8 +35,11 @@ import tempfile
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslotest import base
+import yaml
 
+from reserveapi.api import microversion
 from reserveapi.cmd import manage
+from tests.fixtures import keystone as keystone_fixture
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / 'doc' / 'source'
@@ -43,6 +48,21 @@ NOVA_GENERATOR = ROOT / 'etc' / 'reserveapi' / 'nova-config-generator.conf'
 NOVA_CAPTION = re.compile(r'^\s*:caption: nova\.conf\s*$')
 DIRECTIVE = re.compile(r'^(\s*)\.\. code-block:: ini\s*$')
 SECTION = re.compile(r'^\[([^\]]+)\]$')
+RBAC_MATRIX = ROOT / 'tests' / 'keystone' / 'rbac_matrix.yaml'
+ADMIN_GUIDE = DOC / 'admin' / 'index.rst'
+INSTALL_GUIDE = DOC / 'install' / 'index.rst'
+OWNER_LESSEE_ROW = "a node's owner and lessee"
+COLUMNS = {
+    # the table's column: the matrix's personas it speaks for
+    'admin': ('admin', 'other_domain_admin'),
+    'service': ('service',),
+    'member': ('member_a',),
+    'reader': ('reader_a', 'reader_b', 'other_domain_reader'),
+    'no role': ('no_role',),
+}
+NOT_PROJECT_SCOPED = ('domain_admin', 'system_admin', 'system_reader')
+UNAUTHENTICATED = ('no_token', 'bogus_token', 'expired_token',
+                   'revoked_token')
 
 
 def ini_snippets():
@@ -238,3 +258,143 @@ class TestReadme(base.BaseTestCase):
                                r'/[^`\s]*)`', text):
             if not path.endswith('.sample'):
                 self.assertTrue((ROOT / path).exists(), path)
+
+
+def simple_table(text, after):
+    """The rows of the first simple rst table after the line ``after``,
+    header first: lists of cell texts, without inline literal marks.
+    """
+    lines = text.splitlines()
+    lines = lines[lines.index(after):]
+    borders = [number for number, line in enumerate(lines)
+               if re.fullmatch(r'=+( +=+)+', line)]
+    first, last = borders[0], borders[2]
+    spans = [match.span() for match in re.finditer('=+', lines[first])]
+    rows = []
+    for line in lines[first + 1:last]:
+        if line == lines[first]:
+            continue
+        cells = [line[start:end if index < len(spans) - 1 else None]
+                 for index, (start, end) in enumerate(spans)]
+        rows.append([cell.replace('``', '').strip() for cell in cells])
+    return rows
+
+
+def route_cell(entry, personas, every_project):
+    """What the table must say for these personas on one matrix route:
+    ``yes``, ``own``, ``no``, or why it can say nothing.
+    """
+    statuses = {entry['expect'][persona] for persona in personas}
+    if statuses == {403}:
+        return 'no'
+    if not statuses <= {200, 201, 202, 204, 404} or statuses == {404}:
+        return 'statuses %s' % sorted(statuses)
+    if entry.get('own_project') and not set(personas) <= set(
+            every_project):
+        return 'own'
+    return 'yes' if 404 not in statuses else 'a 404 on a route not own_project'
+
+
+def owner_lessee_cell(section, personas):
+    """The same for ``node_owner_lessee``: who sees which owner and
+    lessee."""
+    nodes = section['nodes']
+    named = {name for name, node in nodes.items()
+             if node.get('owner') or node.get('lessee')}
+    seen = [set(section['sees'][persona]) for persona in personas
+            if persona in section['sees']]
+    if not seen:
+        return 'no'
+    if len(seen) == len(personas) and all(item == named for item in seen):
+        return 'yes'
+    own = [{name for name in named
+            if keystone_fixture.project_of(persona) in (
+                nodes[name].get('owner'), nodes[name].get('lessee'))}
+           for persona in personas]
+    if seen == own:
+        return 'own'
+    return 'seen %s' % seen
+
+
+def expected_table(matrix):
+    """The table's rows, header first, from the matrix."""
+    columns = list(COLUMNS)
+    rows = [['request'] + columns]
+    for route, entry in matrix['routes'].items():
+        rows.append([route] + [route_cell(entry, COLUMNS[column],
+                                          matrix['every_project'])
+                               for column in columns])
+        if route == 'GET /v1/nodes/{node_ident}':
+            rows.append([OWNER_LESSEE_ROW] + [
+                owner_lessee_cell(matrix['node_owner_lessee'],
+                                  COLUMNS[column]) for column in columns])
+    return rows
+
+
+def load_matrix():
+    with open(RBAC_MATRIX) as stream:
+        return yaml.safe_load(stream)
+
+
+class TestWhoMayDoWhat(base.BaseTestCase):
+    """The operator guide's table against tests/keystone/rbac_matrix.yaml,
+    the matrix the Keystone suite holds the API to with real tokens."""
+
+    def setUp(self):
+        super().setUp()
+        self.matrix = load_matrix()
+        self.text = ADMIN_GUIDE.read_text()
+
+    def test_the_table_says_what_the_matrix_says(self):
+        table = simple_table(self.text, 'Who may do what')
+        self.assertEqual(len(self.matrix['routes']) + 2, len(table))
+        self.assertEqual(expected_table(self.matrix), table)
+
+    def test_every_persona_of_the_matrix_has_a_column_or_a_sentence(self):
+        personas = set(next(iter(self.matrix['routes'].values()))['expect'])
+        spoken_for = set(NOT_PROJECT_SCOPED + UNAUTHENTICATED).union(
+            *COLUMNS.values())
+        self.assertEqual(sorted(personas), sorted(spoken_for))
+
+    def test_the_sentences_hold(self):
+        for sentence, personas, status in (
+                ('A domain- or system-scoped token is refused (403) on '
+                 'every route', NOT_PROJECT_SCOPED, 403),
+                ('No token, or an expired, revoked or forged one, is '
+                 'refused (401) on every route', UNAUTHENTICATED, 401)):
+            self.assertTrue(sentence in ' '.join(self.text.split()),
+                            sentence)
+            self.assertEqual(
+                {status}, {entry['expect'][persona]
+                           for entry in self.matrix['routes'].values()
+                           for persona in personas})
+
+    def test_the_check_catches_drift(self):
+        """The guide as it was: members reserved for their own project."""
+        drifted = self.text.replace(
+            '``POST /v1/reservations``                                yes'
+            '    yes      no ',
+            '``POST /v1/reservations``                                yes'
+            '    yes      own')
+        self.assertNotEqual(self.text, drifted)
+        self.assertNotEqual(expected_table(self.matrix),
+                            simple_table(drifted, 'Who may do what'))
+        matrix = load_matrix()
+        matrix['node_owner_lessee']['sees']['reader_b'].append('owned-by-a')
+        self.assertNotEqual(expected_table(matrix), expected_table(
+            self.matrix))
+
+
+class TestCatalogType(base.BaseTestCase):
+    """The install guide registers, and sets for auth_token, the catalog
+    type the code answers to (reserveapi.api.microversion.SERVICE_TYPE)."""
+
+    def test_one_type_throughout(self):
+        text = INSTALL_GUIDE.read_text()
+        found = (re.findall(r'^\s*service_type = (\S+)$', text, re.M)
+                 + re.findall(r'openstack service create .*?\s(\S+)\n',
+                              text.replace('\\\n', ' '))
+                 + re.findall(r'openstack endpoint create --region \S+\s+'
+                              r'(\S+)', text.replace('\\\n', ' ')))
+        self.assertGreaterEqual(len(found), 5)
+        self.assertEqual({microversion.SERVICE_TYPE}, set(found))

@@ -13,10 +13,15 @@
 """The node inventory over the real WSGI app."""
 
 import datetime
+import os
 import uuid
 
+import fixtures
+
+from reserveapi import policy
 from reserveapi.db import inventory as db_inventory
 from reserveapi.inventory import nodes as inventory_nodes
+from reserveapi.policies import node as node_policy
 from tests import examples
 from tests.functional import base
 from tests.functional import inventory
@@ -293,3 +298,81 @@ class TestNodes(NodesTestCase):
         member = self.headers_for(['member'], project_id='any-project')
         self.assertError(self.request('GET', '/v1/nodes', headers=member),
                          403, 'reserveapi.forbidden')
+
+
+class TestOwnerAndLessee(base.APITestCase):
+    """A node's owner and lessee show only to those projects, admins and
+    the service, whether the node is free or held."""
+
+    def setUp(self):
+        super().setUp()
+        inventory.sync(self, [
+            inventory.node('node-owned', owner='owner-project'),
+            inventory.node('node-leased', owner='owner-project',
+                           lessee='lessee-project'),
+            inventory.node('node-free-for-all'),
+        ])
+        self.held = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': HOST,
+            'project_id': 'lessee-project', 'candidate_nodes': ['node-leased'],
+            'request_spec': examples.REQUEST_SPEC}).json
+        self.assertEqual('node-leased', self.held['node_name'])
+
+    def seen(self, headers):
+        """``{name: (owner, lessee)}`` from the list, the same as each
+        node shown alone."""
+        listed = self.request('GET', '/v1/nodes', headers=headers)
+        self.assertEqual(200, listed.status_int, listed.text)
+        seen = {}
+        for node in listed.json['nodes']:
+            one = self.request('GET', '/v1/nodes/' + node['name'],
+                               headers=headers).json
+            self.assertEqual(node, one)
+            seen[node['name']] = (node['owner'], node['lessee'])
+        return seen
+
+    def test_who_sees_what(self):
+        everything = {'node-owned': ('owner-project', None),
+                      'node-leased': ('owner-project', 'lessee-project'),
+                      'node-free-for-all': (None, None)}
+        nothing = dict.fromkeys(everything, (None, None))
+        cases = [
+            (self.admin_headers, everything),
+            (self.service_headers, everything),
+            (self.headers_for(['reader'], 'owner-project'), everything),
+            (self.headers_for(['reader'], 'lessee-project'),
+             dict(nothing, **{'node-leased': everything['node-leased']})),
+            (self.headers_for(['reader'], 'another-project'), nothing),
+            # Another project's admin is an admin of the service.
+            (self.headers_for(['admin'], 'another-project'), everything),
+        ]
+        for headers, expected in cases:
+            self.assertEqual(expected, self.seen(headers),
+                             (headers['X-Roles'], headers['X-Project-Id']))
+
+    def test_held_by_the_lessee_tells_a_stranger_nothing(self):
+        stranger = self.headers_for(['reader'], 'another-project')
+        node = self.request('GET', '/v1/nodes/node-leased',
+                            headers=stranger).json
+        self.assertEqual((None, None, None, None, 'reserved'), (
+            node['owner'], node['lessee'], node['instance_uuid'],
+            node['reservation']['uuid'], node['reservation']['state']))
+        lessee = self.headers_for(['reader'], 'lessee-project')
+        node = self.request('GET', '/v1/nodes/node-leased',
+                            headers=lessee).json
+        self.assertEqual(('owner-project', 'lessee-project',
+                          self.held['uuid']), (
+            node['owner'], node['lessee'], node['reservation']['uuid']))
+
+    def test_the_rule_is_the_policy_files(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as stream:
+            stream.write('"%s": "role:reader"\n'
+                         % node_policy.GET_OWNER_LESSEE)
+        self.config(policy_file=path, group='oslo_policy')
+        policy.reset()
+        self.addCleanup(policy.reset)
+        stranger = self.headers_for(['reader'], 'another-project')
+        self.assertEqual(('owner-project', 'lessee-project'),
+                         self.seen(stranger)['node-leased'])

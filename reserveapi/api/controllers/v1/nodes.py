@@ -32,23 +32,44 @@ from reserveapi.policies import reservation as reservation_policy
 CONF = reserveapi.conf.CONF
 
 
-def _reservation_visibility(context):
-    """Whether the caller may see a reservation of a given project, as
-    ``GET /v1/reservations/{uuid}`` would allow; asked once per project.
+def _memoized_check(context, rule, target_of):
+    """``allowed(key)``: whether ``rule`` lets the caller act on
+    ``target_of(key)``; policy is asked once per key in a request.
     """
     answers = {}
 
-    def visible(project_id):
-        if project_id not in answers:
+    def allowed(key):
+        if key not in answers:
             try:
-                policy.authorize(reservation_policy.GET, context,
-                                 {'project_id': project_id})
-                answers[project_id] = True
+                policy.authorize(rule, context, target_of(key))
+                answers[key] = True
             except exception.Forbidden:
-                answers[project_id] = False
-        return answers[project_id]
+                answers[key] = False
+        return answers[key]
 
-    return visible
+    return allowed
+
+
+def _owner_lessee_target(pair):
+    """Only what is set: a missing key never matches a check."""
+    owner, lessee = pair
+    return {key: value for key, value in (('node.owner', owner),
+                                          ('node.lessee', lessee))
+            if value is not None}
+
+
+class _Visibility:
+    """What the caller may see of the nodes it reads."""
+
+    def __init__(self, context):
+        # A reservation of a project, as GET /v1/reservations/{uuid}
+        # would allow.
+        self.reservation = _memoized_check(
+            context, reservation_policy.GET,
+            lambda project_id: {'project_id': project_id})
+        # A node's owner and lessee, keyed by the pair.
+        self.owner_lessee = _memoized_check(
+            context, node_policy.GET_OWNER_LESSEE, _owner_lessee_target)
 
 
 def _render_reservation(reservation, visible):
@@ -70,12 +91,14 @@ def _render_reservation(reservation, visible):
 
 
 def render(node, visible, version):
-    """``visible(project_id)`` tells whether the caller may read a
-    reservation of that project; ``version`` is the request's
-    microversion.
+    """``visible``: a _Visibility of the caller; ``version``: the
+    request's microversion. A node's owner and lessee are null to a
+    caller who may not see them, whether the node is free or held.
     """
     reservation = node.reservation
-    shown = reservation is None or visible(reservation.project_id)
+    shown = (reservation is None
+             or visible.reservation(reservation.project_id))
+    owner_lessee_shown = visible.owner_lessee((node.owner, node.lessee))
     instance_uuid = node.instance_uuid
     if not shown and instance_uuid == reservation.instance_uuid:
         # Ironic's copy of the claim names the same instance.
@@ -96,8 +119,8 @@ def render(node, visible, version):
         'retired': node.retired,
         'instance_uuid': instance_uuid,
         'conductor_group': node.conductor_group,
-        'owner': node.owner,
-        'lessee': node.lessee,
+        'owner': node.owner if owner_lessee_shown else None,
+        'lessee': node.lessee if owner_lessee_shown else None,
         'vanished': node.vanished,
         'reservation': _render_reservation(reservation, shown),
         'synced_at': fields.timestamp(node.synced_at),
@@ -155,7 +178,7 @@ class NodesController(rest.RestController):
             ('reserved', reserved)) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
                                  sort_dir)
-        visible = _reservation_visibility(pecan.request.context)
+        visible = _Visibility(pecan.request.context)
         body = collection.render(
             'nodes', [render(item, visible, version) for item in items],
             limit, 'v1/nodes', lambda item: item['uuid'])
@@ -168,5 +191,5 @@ class NodesController(rest.RestController):
         policy.authorize(node_policy.GET, pecan.request.context)
         return render(nodes.get_node(
             body_mod.path_arg(types.node_ident, node_ident, 'node_ident')),
-            _reservation_visibility(pecan.request.context),
+            _Visibility(pecan.request.context),
             pecan.request.version)
