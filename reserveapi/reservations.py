@@ -100,8 +100,7 @@ sending back a 409 while a node is still free."""
 def _claim(instance_uuid, host, spec, context, request_spec):
     """A new reservation on the best node that can still be had."""
     node_filter = _prefilter(spec, context)
-    values = {'uuid': uuidutils.generate_uuid(),
-              'instance_uuid': instance_uuid, 'host': host,
+    values = {'instance_uuid': instance_uuid, 'host': host,
               'project_id': context.project_id}
     source = _claiming_source()
     info = ironic.instance_info(request_spec) if source else None
@@ -115,14 +114,17 @@ def _claim(instance_uuid, host, spec, context, request_spec):
         for node in candidates[:CONF.matcher.max_attempts]:
             tried += 1
             try:
-                reservation = db_reservations.create_reservation(values,
-                                                                 node)
+                # A uuid per attempt: one ended by a concurrent process
+                # may have left its row (expired).
+                reservation = db_reservations.create_reservation(
+                    dict(values, uuid=uuidutils.generate_uuid()), node)
             except exception.NodeAlreadyReserved:
                 LOG.debug('Node %s was taken concurrently; trying the '
                           'next.', node.uuid)
                 continue
-            if source is not None and not _claimed_in_ironic(
-                    source, reservation, info):
+            if source is not None and not (
+                    _claimed_in_ironic(source, reservation, info)
+                    and claims.kept(source, reservation)):
                 refused += 1
                 continue
             LOG.info('Reserved node %s for instance %s on host %s',

@@ -80,7 +80,8 @@ def claim(source, node_uuid, instance_uuid, info):
     try:
         return source.claim(node_uuid, instance_uuid, info)
     except exception.InstanceClaimedElsewhere:
-        _clear_elsewhere(source, instance_uuid)
+        pass
+    _clear_elsewhere(source, instance_uuid)
     try:
         return source.claim(node_uuid, instance_uuid, info)
     except exception.InstanceClaimedElsewhere:
@@ -93,8 +94,9 @@ def claim(source, node_uuid, instance_uuid, info):
 def kept(source, reservation):
     """After claiming the node of ``reservation`` (as read before the
     claim): whether it is still live. If it ended meanwhile (released,
-    expired), the claim just made is cleared again: it never outlives
-    its reservation.
+    expired, ended by the worker's reconcile while the claim was on its
+    way), the claim just made is cleared again: it never outlives its
+    reservation, and no answer hands out a reservation that ended.
     """
     live = db_reservations.get_live_reservation_for_instance(
         reservation.instance_uuid)

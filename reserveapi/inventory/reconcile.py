@@ -104,8 +104,12 @@ def _repair(source, reservation, node):
         try:
             claims.claim(source, reservation.node_uuid,
                          reservation.instance_uuid, {})
-        except (exception.NodeTaken, exception.InstanceDeployed,
-                exception.ClaimBeingCleared) as error:
+        except exception.ClaimBeingCleared as error:
+            # Another process is on this instance right now (its host's
+            # own request, most likely): look again at the next pass.
+            LOG.info('Reservation %s: %s', reservation.uuid, error.detail)
+            return
+        except (exception.NodeTaken, exception.InstanceDeployed) as error:
             reason = 'Ironic refused to claim it again: %s' % error
             claimed = getattr(error, 'ours', False)
         else:

@@ -34,6 +34,7 @@ from reserveapi.common import lease
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import models
+from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import reconcile
@@ -566,6 +567,36 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         self.assertEqual([None, None], [self.node_instance(node)
                                         for node in (unclaimed, claimed)])
         self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_a_reservation_ended_while_claiming_is_never_answered(self):
+        first, second = self.seed(2)
+        self.sync_nodes()
+        instance = str(uuidlib.uuid4())
+        claim = claims.claim
+        ended = []
+
+        def ended_meanwhile(source, node, instance_uuid, info):
+            claimed = claim(source, node, instance_uuid, info)
+            if not ended:
+                # The worker's reconcile ends it while its claim is on
+                # its way (Ironic was slow to answer).
+                live = db_reservations.get_live_reservation_for_instance(
+                    instance_uuid)
+                db_reservations.delete_reservation(live, stale=True)
+                ended.append(live)
+            return claimed
+
+        with fixtures.MockPatchObject(claims, 'claim',
+                                      side_effect=ended_meanwhile):
+            answer = self.reserve(instance, status=201).json
+
+        ended, = ended
+        self.assertNotEqual(ended.uuid, answer['uuid'])
+        self.assertNotEqual(ended.node_uuid, answer['node_uuid'])
+        self.assertEqual(instance, self.node_instance(answer['node_uuid']))
+        self.assertIsNone(self.node_instance(ended.node_uuid))
+        self.assertEqual([answer['uuid']],
+                         [r['uuid'] for r in self.live_reservations()])
 
     def test_the_repair_never_outlives_a_release(self):
         node, = self.seed(1)
