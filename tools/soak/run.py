@@ -712,7 +712,14 @@ def parse_args(argv):
                         help='Keep the logs even when every check passed.')
     parser.add_argument('--output', default=str(HERE / 'out'),
                         help='Directory for the JSON results.')
+    parser.add_argument('--seed', type=int,
+                        help='Seed of the random choices of the clients '
+                             'and the faults (default: a new one, '
+                             'printed). The timing of the processes is '
+                             'not reproducible.')
     args = parser.parse_args(argv)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(2 ** 32)
     for name, value in DEFAULTS[args.inventory].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -725,6 +732,8 @@ def main(argv=None):
     # otherwise skip every ``finally``.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     root = tempfile.mkdtemp(prefix='reserveapi-soak-')
+    print('seed: %d' % args.seed, flush=True)
+    random.seed(args.seed)
     results = [run_backend(backend, args, root)
                for backend in args.backends.split(',')]
     for result in results:
@@ -736,7 +745,8 @@ def main(argv=None):
         '%Y%m%dT%H%M%SZ')
     output = os.path.join(args.output, 'soak-%s.json' % stamp)
     with open(output, 'w') as stream:
-        json.dump(results, stream, indent=2, default=str)
+        json.dump({'seed': args.seed, 'results': results}, stream,
+                  indent=2, default=str)
     if passed and not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     else:
