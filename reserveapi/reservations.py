@@ -146,30 +146,28 @@ def _claiming_source():
     return None
 
 
-def _claimed_in_ironic(source, reservation, info, claimed_before=False):
-    """Claim the reserved node in Ironic; False (reservation undone, the
-    node left for a sync to read again) if Ironic will not have it.
+def _claimed_in_ironic(source, reservation, info):
+    """Claim the node of a reservation just made in Ironic; False
+    (reservation undone, the node left for a sync to read again) if
+    Ironic will not have it.
 
     Whatever goes wrong, no reservation stays behind that Ironic did not
-    accept; a claim of ours that landed, or may land still (or, with
-    ``claimed_before``, was made by an earlier request), is asked to be
-    cleared in the same transaction.
+    accept; a claim of ours that landed, or may land still, is asked to
+    be cleared in the same transaction.
     """
-    node_uuid, instance = reservation.node_uuid, reservation.instance_uuid
     try:
-        claims.claim(source, node_uuid, instance, info)
+        claims.claim(source, reservation.node_uuid,
+                     reservation.instance_uuid, info)
         return True
     except exception.NodeTaken as error:
-        LOG.info('Ironic refused node %s for instance %s: %s; trying the '
-                 'next.', node_uuid, instance, error.kwargs['reason'])
-        _undo(source, reservation, error.ours)
+        _refused(source, reservation, error)
         return False
     except (exception.InstanceDeployed, exception.ClaimBeingCleared):
         # Ironic refused the instance on this node: nothing landed here.
         db_reservations.undo_reservation(reservation)
         raise
     except exception.IronicUnavailable as error:
-        if error.delivered or claimed_before:
+        if error.delivered:
             # The PATCH may land still: clear it once it must have.
             db_reservations.undo_reservation(
                 reservation, stale=True,
@@ -185,13 +183,16 @@ def _claimed_in_ironic(source, reservation, info, claimed_before=False):
                 clear_in_ironic=claims.clear_later(claims.UNCERTAIN_DELAY))
 
 
-def _undo(source, reservation, claimed):
-    """Take back ``reservation``; with ``claimed`` (our claim is on its
-    node in Ironic) clear that claim too."""
+def _refused(source, reservation, error):
+    """Take back ``reservation``, whose node Ironic will not give
+    (``error``, a NodeTaken); our claim, if Ironic took it, is cleared."""
+    LOG.info('Ironic refused node %s for instance %s: %s; trying the '
+             'next.', reservation.node_uuid, reservation.instance_uuid,
+             error.kwargs['reason'])
     db_reservations.undo_reservation(
         reservation, stale=True,
-        clear_in_ironic=claims.clear_now() if claimed else None)
-    if claimed:
+        clear_in_ironic=claims.clear_now() if error.ours else None)
+    if error.ours:
         claims.clear_quietly(source, reservation.node_uuid,
                              reservation.instance_uuid)
 
@@ -206,15 +207,26 @@ def _still_claimed(existing, request_spec):
     and the caller reserves another. An ``active`` reservation belongs to
     a deployed instance and is answered as it is.
 
-    :raises: IronicUnavailable, ClaimBeingCleared, InstanceDeployed
-        (the reservation undone: nothing is held).
+    :raises: IronicUnavailable, ClaimBeingCleared: the reservation stays
+        as it was (a failure of Ironic loses nothing; the next retry
+        claims it); InstanceDeployed: undone.
     """
     source = _claiming_source()
     if source is None or existing.state != states.RESERVED:
         return True
-    info = ironic.instance_info(request_spec)
-    return (_claimed_in_ironic(source, existing, info, claimed_before=True)
-            and claims.kept(source, existing))
+    try:
+        claims.claim(source, existing.node_uuid, existing.instance_uuid,
+                     ironic.instance_info(request_spec))
+    except exception.NodeTaken as error:
+        _refused(source, existing, error)
+        return False
+    except exception.InstanceDeployed:
+        db_reservations.undo_reservation(existing)
+        raise
+    except exception.IronicUnavailable as error:
+        inventory_sync.note_outage(error)
+        raise
+    return claims.kept(source, existing)
 
 
 def _existing_for(instance_uuid, host):
