@@ -385,9 +385,10 @@ FOREIGN_CLAIMS_HELD = 2
 """Claims the other tool holds at once: a further one first drops its
 oldest, so that a long run keeps nodes for our clients."""
 
-LEASE_TAKEOVER_S = lease.SECONDS + 5
+LEASE_TAKEOVER_S = 2 * lease.SECONDS
 """Seconds within which a sync must complete after the worker holding
-its lease was killed: the lease lapses, the next pass runs."""
+its lease was killed: the lease lapses, the next pass runs (slowly, on
+a loaded machine)."""
 
 MID_CLAIM_WAIT_S = 2
 """How long a frozen Ironic is watched for a POST that committed and is
