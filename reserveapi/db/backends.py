@@ -28,12 +28,22 @@ MariaDB/MySQL: oslo.db connects with ``charset=utf8`` (three bytes per
 character at most) unless the URL names a charset; our tables are
 utf8mb4, so the connection is made utf8mb4 too, and an emoji host name is
 stored like any other.
+
+MariaDB Galera: a node applies the other nodes' writes a little after
+they commit, and much later while it is a donor or desynced (a backup).
+Every session on a node with ``wsrep_on = ON`` sets ``wsrep_sync_wait``
+(``[database] galera_sync_wait``, 1 by default): its reads first wait
+until the node has applied every write committed in the cluster before
+them, so a reservation made through one node is found through another.
+Only Galera nodes get it: MySQL has no such variable. The connection's
+``info`` remembers which servers are Galera nodes (``GALERA``).
 """
 
 import contextlib
 import os
 import threading
 
+from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import exc_filters
 import sqlalchemy as sa
@@ -45,6 +55,9 @@ _OSLO_DB_BEGIN = '_sqlite_emit_begin'
 """oslo.db's listener that emits SQLite's BEGIN (oslo_db.sqlalchemy.
 engines._init_events); a test checks that writers still begin
 IMMEDIATE, should it be renamed."""
+
+GALERA = 'reserveapi.galera'
+"""Key of a MySQL connection's ``info``: is the server a Galera node?"""
 
 _writing = threading.local()
 
@@ -100,7 +113,35 @@ def _configure_sqlite(engine):
             connection.info['in_transaction'] = True
 
 
+def sync_wait():
+    """The ``wsrep_sync_wait`` sessions on a Galera node set."""
+    return cfg.CONF.database.galera_sync_wait
+
+
+def is_galera(connection):
+    """Whether a MySQL ``Connection``'s server is a Galera node."""
+    return connection.info.get(GALERA, False)
+
+
 def _configure_mysql(engine):
+
+    @sa.event.listens_for(engine, 'connect')
+    def causal_reads_on_galera(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+            row = cursor.fetchone()
+            galera = row is not None and row[1] == 'ON'
+            connection_record.info[GALERA] = galera
+            if galera and sync_wait():
+                cursor.execute('SET SESSION wsrep_sync_wait = %s',
+                               (sync_wait(),))
+        finally:
+            cursor.close()
+
+    # oslo.db may have tried a connection already ([database]
+    # max_retries): none may stay pooled without the settings above.
+    engine.dispose()
     if 'charset' in engine.url.query:
         return
 
