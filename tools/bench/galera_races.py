@@ -115,18 +115,29 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rounds', type=int, default=60,
                         help='rounds of each race (default 60)')
+    parser.add_argument('--logs', metavar='DIR',
+                        help='copy each API\'s log (api-N.log) here')
+    parser.add_argument('--debug', action='store_true',
+                        help='the APIs log at DEBUG (each retry)')
     args = parser.parse_args()
 
     cluster = galera.GaleraCluster(size=WRITERS)
     apis = galera.GaleraAPIs(
         cluster, [inventory.node('node-%d' % index)
                   for index in range(args.rounds + 10)],
-        config={'mirror': {'inline_timeout': '0'}})
+        config={'mirror': {'inline_timeout': '0'},
+                'DEFAULT': {'debug': str(args.debug).lower()}})
     cluster.setUp()
     try:
         apis.setUp()
         try:
             run(apis, args.rounds)
+            if args.logs:
+                os.makedirs(args.logs, exist_ok=True)
+                for index in range(WRITERS):
+                    with open(os.path.join(args.logs, 'api-%d.log'
+                                           % (index + 1)), 'w') as copy:
+                        copy.write(apis.logs(index))
         finally:
             apis.cleanUp()
     finally:
