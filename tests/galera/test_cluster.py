@@ -385,6 +385,9 @@ class TestGalera(GaleraTestCase):
                              {201, 204, 409, 503})
         self.assertIn(503, answers[2])
         self.assertIn('Cause: OperationalError 2003', self.apis.logs(2))
+        for node in range(3):
+            self.assertNotIn('Original exception being dropped',
+                             self.apis.logs(node))
         self.assertLess(healthy_after, 120)
         for node in range(3):
             self.assertEqual([], self.reservations(node))
