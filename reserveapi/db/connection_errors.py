@@ -26,7 +26,7 @@ A Galera node that has lost the cluster's primary component, or is still
 joining it, refuses every query with ``1047 WSREP has not yet prepared
 node for application use``: unavailable until it is back in the cluster,
 like a server that does not answer, not a bug in the query (oslo.db
-leaves it a plain ``DBError``, a 500).
+raises it as the driver's ``OperationalError``, a 500).
 """
 
 from oslo_db import exception as db_exc

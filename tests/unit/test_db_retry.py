@@ -10,13 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Lost races are retried at once, briefly and quietly (db/base.py), and
-the database's own error is named for the log."""
+"""Lost races are retried at once, briefly and quietly (db/base.py), the
+database's own error is named for the log, and a Galera node out of the
+cluster is unavailable, not a bug (db/connection_errors.py)."""
 
 import logging
+import types
 
 import fixtures
 from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import exc_filters
 from oslotest import base
 import pymysql
 import sqlalchemy as sa
@@ -152,3 +155,27 @@ class TestDescribe(base.BaseTestCase):
             'other requests; nothing was changed. Retry. Cause: '
             'OperationalError 1213: Deadlock found when trying to get lock; '
             'try restarting transaction\n', log.output)
+
+
+class TestGaleraNodeNotReady(base.BaseTestCase):
+
+    def _filtered(self, number, message):
+        driver = pymysql.err.OperationalError(number, message)
+        wrapped = sa.exc.OperationalError('SELECT 1', {}, driver)
+        context = types.SimpleNamespace(
+            dialect=types.SimpleNamespace(name='mysql'),
+            sqlalchemy_exception=wrapped, original_exception=driver,
+            is_disconnect=False, connection=None)
+        return exc_filters.handler(context)
+
+    def test_1047_is_a_connection_error(self):
+        error = self._filtered(1047, 'WSREP has not yet prepared node for '
+                                     'application use')
+        self.assertIsInstance(error, db_exc.DBConnectionError)
+        self.assertEqual('OperationalError 1047: WSREP has not yet prepared '
+                         'node for application use', db_base.describe(error))
+
+    def test_other_operational_errors_stay_as_they_are(self):
+        # oslo.db's own rule, which 1047 followed before: a 500.
+        self.assertRaises(sa.exc.OperationalError, self._filtered, 1064,
+                          'You have an error in your SQL syntax')
