@@ -268,6 +268,9 @@ class TestGalera(GaleraTestCase):
                                  (2, 'PUT', path)])
             self.assertLessEqual({status for status, _ in results},
                                  {200, 202, 204, 404}, results)
+            # Whichever won, every node reads the same.
+            self.assertEqual(1, len({tuple(self._hosts(node, aggregate))
+                                     for node in range(3)}))
             self.assertEqual(202, self.call(1, 'PUT', path).status_code)
             for node in range(3):
                 self.assertEqual(['compute-1'], self._hosts(node, aggregate))
@@ -285,7 +288,7 @@ class TestGalera(GaleraTestCase):
             return []
         self.assertEqual(200, response.status_code, response.text)
         return sorted(host['host'] for host in response.json()['hosts']
-                      if host.get('member', True))
+                      if host['member'])
 
     def test_read_your_writes(self):
         """A reservation made through one node is found through the
