@@ -37,6 +37,16 @@ until the node has applied every write committed in the cluster before
 them, so a reservation made through one node is found through another.
 Only Galera nodes get it: MySQL has no such variable. The connection's
 ``info`` remembers which servers are Galera nodes (``GALERA``).
+
+Galera also aborts a local transaction whose rows a replicated one
+changed (a brute-force abort); the server has rolled it back already, and
+the ROLLBACK that follows the statement's error answers ``1213
+Deadlock``. oslo.db's enginefacade rolls back inside oslo.utils'
+``save_and_reraise_exception``, so that answer replaced the statement's
+own error (a duplicate key: the node was taken, try the next) and was
+logged as ``ERROR Original exception being dropped`` with a traceback.
+A ROLLBACK answered with 1213 is done: it is not an error
+(``_rollback_done_by_galera``).
 """
 
 import contextlib
@@ -46,7 +56,10 @@ import threading
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import exc_filters
+from oslo_log import log
 import sqlalchemy as sa
+
+LOG = log.getLogger(__name__)
 
 BUSY_TIMEOUT = 30
 """Seconds an SQLite connection waits for another's lock."""
@@ -58,6 +71,7 @@ IMMEDIATE, should it be renamed."""
 
 GALERA = 'reserveapi.galera'
 """Key of a MySQL connection's ``info``: is the server a Galera node?"""
+MYSQL_DEADLOCK = 1213
 
 _writing = threading.local()
 
@@ -139,6 +153,7 @@ def _configure_mysql(engine):
         finally:
             cursor.close()
 
+    _rollback_done_by_galera(engine.dialect)
     # oslo.db may have tried a connection already ([database]
     # max_retries): none may stay pooled without the settings above.
     engine.dispose()
@@ -148,6 +163,25 @@ def _configure_mysql(engine):
     @sa.event.listens_for(engine, 'do_connect')
     def use_utf8mb4(dialect, connection_record, cargs, cparams):
         cparams['charset'] = MYSQL_CHARSET
+
+
+def _rollback_done_by_galera(dialect):
+    """The engine's rollbacks (a transaction's and the pool's) take a
+    1213 answer for done: Galera aborted and rolled back the transaction
+    before the ROLLBACK came."""
+    rollback = dialect.do_rollback
+    driver_error = dialect.loaded_dbapi.OperationalError
+
+    def do_rollback(dbapi_connection):
+        try:
+            rollback(dbapi_connection)
+        except driver_error as error:
+            if not error.args or error.args[0] != MYSQL_DEADLOCK:
+                raise
+            LOG.debug('The server had already rolled the transaction '
+                      'back: %s', error)
+
+    dialect.do_rollback = do_rollback
 
 
 @exc_filters.filters('sqlite', sa.exc.OperationalError,

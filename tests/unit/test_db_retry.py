@@ -11,8 +11,9 @@
 # under the License.
 
 """Lost races are retried at once, briefly and quietly (db/base.py), the
-database's own error is named for the log, and a Galera node out of the
-cluster is unavailable, not a bug (db/connection_errors.py)."""
+database's own error is named for the log, a ROLLBACK of a transaction
+Galera aborted is no error (db/backends.py), and a Galera node out of
+the cluster is unavailable, not a bug (db/connection_errors.py)."""
 
 import logging
 import types
@@ -26,6 +27,7 @@ import sqlalchemy as sa
 
 from reserveapi.api import errors
 from reserveapi.common import exception
+from reserveapi.db import backends
 from reserveapi.db import base as db_base
 
 
@@ -179,3 +181,28 @@ class TestGaleraNodeNotReady(base.BaseTestCase):
         # oslo.db's own rule, which 1047 followed before: a 500.
         self.assertRaises(sa.exc.OperationalError, self._filtered, 1064,
                           'You have an error in your SQL syntax')
+
+
+class TestRollbackDoneByGalera(base.BaseTestCase):
+
+    def _dialect(self, error):
+        def do_rollback(dbapi_connection):
+            raise error
+
+        dialect = types.SimpleNamespace(do_rollback=do_rollback,
+                                        loaded_dbapi=pymysql)
+        backends._rollback_done_by_galera(dialect)
+        return dialect
+
+    def test_1213_means_rolled_back_already(self):
+        dialect = self._dialect(pymysql.err.OperationalError(
+            1213, 'Deadlock found when trying to get lock; try restarting '
+                  'transaction'))
+        self.assertIsNone(dialect.do_rollback(object()))
+
+    def test_other_failures_still_raise(self):
+        lost = pymysql.err.OperationalError(
+            2013, 'Lost connection to MySQL server during query')
+        dialect = self._dialect(lost)
+        self.assertRaises(pymysql.err.OperationalError, dialect.do_rollback,
+                          object())
