@@ -75,7 +75,9 @@ def from_exception(exc, environ):
     request_id = environ.get(REQUEST_ID_KEY)
     if isinstance(exc, exception.ReserveapiException):
         if exc.status >= 500:
-            LOG.error('%s: %s', exc.code, exc.detail)
+            cause = getattr(exc, 'cause', None)
+            LOG.error('%s: %s%s', exc.code, exc.detail,
+                      ' Cause: %s' % cause if cause else '')
         return _response_for(exc, request_id)
     if isinstance(exc, webob.exc.HTTPException):
         headers = {}

@@ -28,6 +28,7 @@ from oslo_utils import timeutils
 
 from reserveapi.common import exception
 import reserveapi.conf
+from reserveapi.db import healthcheck
 from reserveapi.db import migration
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import ironic
@@ -131,6 +132,16 @@ class Checks(upgradecheck.UpgradeCommands):
             return _result(FAILURE, self._schema_problem)
         return _result(SUCCESS, 'At %s.' % migration.head())
 
+    def _check_database_health(self):
+        """What ``GET /healthcheck`` answers about the database: on
+        Galera, whether this node is Synced and Primary."""
+        healthy, reason, details = healthcheck.evaluate()
+        if healthy:
+            return _result(SUCCESS, reason[0].upper() + reason[1:] + '.')
+        if details != reason:
+            reason = '%s (%s)' % (reason, details)
+        return _result(FAILURE, 'GET /healthcheck answers 503: %s.' % reason)
+
     def _check_inventory_source(self):
         return SOURCE_CHECKS[CONF.inventory.source]()
 
@@ -226,6 +237,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
     _upgrade_checks = (
         ('Database schema', _check_schema),
+        ('Database health', _check_database_health),
         ('Inventory source', _check_inventory_source),
         ('Inventory sync', _check_inventory_sync),
         ('Placement credentials', _check_placement),

@@ -152,9 +152,16 @@ class UnknownComputeHost(Invalid):
 
 
 class ServiceUnavailable(ReserveapiException):
+    """``cause``, when given, says for the log what failed underneath
+    (e.g. the database's error number); the client never sees it."""
+
     status = 503
     code = 'reserveapi.service_unavailable'
     msg_fmt = '%(reason)s'
+
+    def __init__(self, message=None, cause=None, **kwargs):
+        self.cause = cause
+        super().__init__(message, **kwargs)
 
 
 class DatabaseUnavailable(ServiceUnavailable):

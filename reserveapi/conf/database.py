@@ -10,12 +10,29 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The [database] group belongs to oslo.db; we only set its defaults."""
+"""The [database] group belongs to oslo.db: we set its defaults, and add
+one option of ours, Galera's causal reads."""
 
 from oslo_config import cfg
 from oslo_db import options as db_options
 
 DEFAULT_CONNECTION = 'sqlite:///$state_path/reserveapi.sqlite'
+
+GALERA_OPTS = [
+    cfg.IntOpt(
+        'galera_sync_wait', default=1, min=0, max=15,
+        help='The wsrep_sync_wait each database session sets when the '
+             'server is a MariaDB Galera node (wsrep_on = ON); other '
+             'MariaDB/MySQL servers and PostgreSQL are left alone. 1 '
+             '(the default): every read waits until the node has applied '
+             'every write committed anywhere in the cluster before it, so '
+             'that a reservation made through one node is found through '
+             'any other at once (read-your-writes behind a load '
+             'balancer). 0 turns causal reads off; see the MariaDB '
+             'documentation of wsrep_sync_wait for the other bits. Leave '
+             "oslo.db's mysql_wsrep_sync_wait unset: it sets the variable "
+             'on every MySQL server, Galera or not.'),
+]
 
 
 def set_lib_defaults():
@@ -30,8 +47,10 @@ def set_lib_defaults():
 def register_opts(conf):
     set_lib_defaults()
     conf.register_opts(db_options.database_opts, group='database')
+    conf.register_opts(GALERA_OPTS, group='database')
 
 
 def list_opts():
-    """None of ours: the generator takes [database] from oslo.db."""
-    return {}
+    """Ours only: the generator takes the rest of [database] from oslo.db.
+    """
+    return {'database': GALERA_OPTS}

@@ -28,15 +28,38 @@ MariaDB/MySQL: oslo.db connects with ``charset=utf8`` (three bytes per
 character at most) unless the URL names a charset; our tables are
 utf8mb4, so the connection is made utf8mb4 too, and an emoji host name is
 stored like any other.
+
+MariaDB Galera: a node applies the other nodes' writes a little after
+they commit, and much later while it is a donor or desynced (a backup).
+Every session on a node with ``wsrep_on = ON`` sets ``wsrep_sync_wait``
+(``[database] galera_sync_wait``, 1 by default): its reads first wait
+until the node has applied every write committed in the cluster before
+them, so a reservation made through one node is found through another.
+Only Galera nodes get it: MySQL has no such variable. The connection's
+``info`` remembers which servers are Galera nodes (``GALERA``).
+
+Galera also aborts a local transaction whose rows a replicated one
+changed (a brute-force abort); the server has rolled it back already, and
+the ROLLBACK that follows the statement's error answers ``1213
+Deadlock``. oslo.db's enginefacade rolls back inside oslo.utils'
+``save_and_reraise_exception``, so that answer replaced the statement's
+own error (a duplicate key: the node was taken, try the next) and was
+logged as ``ERROR Original exception being dropped`` with a traceback.
+A ROLLBACK answered with 1213 is done: it is not an error
+(``_rollback_done_by_galera``).
 """
 
 import contextlib
 import os
 import threading
 
+from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import exc_filters
+from oslo_log import log
 import sqlalchemy as sa
+
+LOG = log.getLogger(__name__)
 
 BUSY_TIMEOUT = 30
 """Seconds an SQLite connection waits for another's lock."""
@@ -45,6 +68,10 @@ _OSLO_DB_BEGIN = '_sqlite_emit_begin'
 """oslo.db's listener that emits SQLite's BEGIN (oslo_db.sqlalchemy.
 engines._init_events); a test checks that writers still begin
 IMMEDIATE, should it be renamed."""
+
+GALERA = 'reserveapi.galera'
+"""Key of a MySQL connection's ``info``: is the server a Galera node?"""
+MYSQL_DEADLOCK = 1213
 
 _writing = threading.local()
 
@@ -100,13 +127,61 @@ def _configure_sqlite(engine):
             connection.info['in_transaction'] = True
 
 
+def sync_wait():
+    """The ``wsrep_sync_wait`` sessions on a Galera node set."""
+    return cfg.CONF.database.galera_sync_wait
+
+
+def is_galera(connection):
+    """Whether a MySQL ``Connection``'s server is a Galera node."""
+    return connection.info.get(GALERA, False)
+
+
 def _configure_mysql(engine):
+
+    @sa.event.listens_for(engine, 'connect')
+    def causal_reads_on_galera(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+            row = cursor.fetchone()
+            galera = row is not None and row[1] == 'ON'
+            connection_record.info[GALERA] = galera
+            if galera and sync_wait():
+                cursor.execute('SET SESSION wsrep_sync_wait = %s',
+                               (sync_wait(),))
+        finally:
+            cursor.close()
+
+    _rollback_done_by_galera(engine.dialect)
+    # oslo.db may have tried a connection already ([database]
+    # max_retries): none may stay pooled without the settings above.
+    engine.dispose()
     if 'charset' in engine.url.query:
         return
 
     @sa.event.listens_for(engine, 'do_connect')
     def use_utf8mb4(dialect, connection_record, cargs, cparams):
         cparams['charset'] = MYSQL_CHARSET
+
+
+def _rollback_done_by_galera(dialect):
+    """The engine's rollbacks (a transaction's and the pool's) take a
+    1213 answer for done: Galera aborted and rolled back the transaction
+    before the ROLLBACK came."""
+    rollback = dialect.do_rollback
+    driver_error = dialect.loaded_dbapi.OperationalError
+
+    def do_rollback(dbapi_connection):
+        try:
+            rollback(dbapi_connection)
+        except driver_error as error:
+            if not error.args or error.args[0] != MYSQL_DEADLOCK:
+                raise
+            LOG.debug('The server had already rolled the transaction '
+                      'back: %s', error)
+
+    dialect.do_rollback = do_rollback
 
 
 @exc_filters.filters('sqlite', sa.exc.OperationalError,

@@ -23,11 +23,14 @@ transaction was kept.
 """
 
 import contextlib
+import functools
+import random
 import threading
+import time
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_log import log
 import sqlalchemy as sa
 
 from reserveapi.common import exception
@@ -35,6 +38,8 @@ from reserveapi.db import backends
 
 # Registers the connection failures oslo.db misses, before any engine runs.
 from reserveapi.db import connection_errors  # noqa: F401
+
+LOG = log.getLogger(__name__)
 
 main_context_manager = enginefacade.transaction_context()
 main_context_manager.configure(sqlite_fk=True)
@@ -45,42 +50,99 @@ _CONTEXT = threading.local()
 # bound parameters, and big enough that 100,000 nodes take few trips.
 CHUNK = 1000
 
-# A deadlock (or SQLite's lock still held after backends.BUSY_TIMEOUT)
-# rolled the transaction back; it is run again from the start.
-retry_on_deadlock = oslo_db_api.wrap_db_retry(
-    max_retries=5, retry_on_deadlock=True,
-    exception_checker=lambda exc: isinstance(exc, exception.DatabaseBusy))
+MAX_RETRIES = 5
+"""Times a transaction that lost a race is run again before the caller
+gets DatabaseBusy (a 503)."""
+BACKOFF_FIRST = 0.02
+BACKOFF_MAX = 0.2
+"""Seconds: retry n waits a random time below ``BACKOFF_FIRST * 2**n``,
+at most BACKOFF_MAX; five retries wait half a second at worst.
+
+A lost race is a deadlock, or on Galera another node's transaction that
+certified first (which surfaces as a deadlock at COMMIT). The winner has
+already committed, so the loser may run again at once: the random wait
+only keeps racers from colliding again in step. oslo.db's
+``wrap_db_retry`` waits a full second before the first retry."""
+
+
+def describe(error):
+    """``OperationalError 1213: Deadlock found ...``: the database's own
+    error class, number and message behind an oslo.db or SQLAlchemy
+    exception, for the log (never for the client)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        driver_error = getattr(error, 'orig', None)
+        if driver_error is not None:
+            args = driver_error.args
+            if len(args) == 2 and isinstance(args[0], int):
+                text = '%d: %s' % args  # MySQL's (number, message)
+            else:
+                text = (str(driver_error).strip().splitlines() or [''])[0]
+            return ('%s %s' % (type(driver_error).__name__, text)).strip()
+        error = (getattr(error, 'inner_exception', None)
+                 or error.__cause__ or error.__context__)
+    return None
+
+
+def _retrying(*retry_on):
+    """Run the decorated transaction again, up to MAX_RETRIES times,
+    when it raises one of ``retry_on``; a retry that succeeds is routine
+    and logged at DEBUG, the last failure is raised as it was."""
+
+    def decorator(function):
+        name = function.__qualname__
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            for attempt in range(MAX_RETRIES + 1):
+                try:
+                    return function(*args, **kwargs)
+                except retry_on as error:
+                    if attempt == MAX_RETRIES:
+                        LOG.warning('%s lost %d races in a row, giving up: '
+                                    '%s', name, attempt + 1,
+                                    describe(error) or error)
+                        raise
+                    pause = random.uniform(  # noqa: S311 (not crypto)
+                        0, min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** attempt))
+                    LOG.debug('%s lost a race (%s); retry %d of %d in '
+                              '%.0f ms', name, describe(error) or error,
+                              attempt + 1, MAX_RETRIES, 1000 * pause)
+                    time.sleep(pause)
+        return wrapper
+    return decorator
+
+
+# A deadlock, a Galera certification failure, or SQLite's lock still
+# held after backends.BUSY_TIMEOUT rolled the transaction back (writer()
+# turns each into DatabaseBusy); it is run again from the start.
+retry_on_deadlock = _retrying(exception.DatabaseBusy)
 
 # Two requests for a row that does not exist yet both insert it; the
-# loser starts over and finds it.
-retry_on_duplicate = oslo_db_api.wrap_db_retry(
-    max_retries=5, retry_on_deadlock=True,
-    exception_checker=lambda exc: isinstance(
-        exc, (db_exc.DBDuplicateEntry, exception.DatabaseBusy)))
+# loser starts over and finds it. Lost races are retried as above.
+retry_on_duplicate = _retrying(exception.DatabaseBusy,
+                               db_exc.DBDuplicateEntry)
 
-
-# A write another writer got in the way of: a deadlock or SQLite's lock
-# (DatabaseBusy, see writer()), or the duplicate insert of a row it just
-# made; run again from the start after a short, growing wait.
-retry_on_busy = oslo_db_api.wrap_db_retry(
-    max_retries=5, retry_interval=0.05, inc_retry_interval=True,
-    exception_checker=lambda exc: isinstance(
-        exc, (exception.DatabaseBusy, db_exc.DBDuplicateEntry)))
+# A write another writer got in the way of: either of the above. (Its
+# own name for the modules that use it; the same retries.)
+retry_on_busy = retry_on_duplicate
 
 
 @contextlib.contextmanager
 def _unavailable_as_503(transaction):
     """A lost or refused connection is ``DatabaseUnavailable``, a
     deadlock that outlived its retries ``DatabaseBusy``: the transaction
-    did not commit, so the caller may simply retry.
+    did not commit, so the caller may simply retry. Both carry the
+    database's error (``describe``) as ``cause``, for the log.
     """
     try:
         with transaction as session:
             yield session
     except db_exc.DBConnectionError as exc:
-        raise exception.DatabaseUnavailable() from exc
+        raise exception.DatabaseUnavailable(cause=describe(exc)) from exc
     except db_exc.DBDeadlock as exc:
-        raise exception.DatabaseBusy() from exc
+        raise exception.DatabaseBusy(cause=describe(exc)) from exc
 
 
 def reader():

@@ -14,8 +14,16 @@
 
 An oslo.middleware healthcheck backend (entry point ``reserveapi_database``
 in ``oslo.middleware.healthcheck``, on by default through ``[healthcheck]
-backends``): the API is healthy only while its database answers a
-``SELECT 1``, through the same engine facade as the requests.
+backends``): the API is healthy only while its database answers, through
+the same engine facade as the requests.
+
+On a MariaDB Galera node, answering is not enough: a node that is a
+donor, desynced (a backup holding it), joining, or cut off from the
+cluster's primary component serves stale reads or none, and a load
+balancer must send its traffic elsewhere. The node is healthy only if
+it is Synced, in the Primary component and ready (``GALERA_HEALTHY``).
+The check itself never waits for causal reads: a lagging node is
+reported at once, not when it catches up.
 """
 
 from oslo_db import exception as db_exc
@@ -23,26 +31,79 @@ from oslo_log import log
 from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
 
+from reserveapi.db import backends
 from reserveapi.db import base
 
 LOG = log.getLogger(__name__)
 
+GALERA_HEALTHY = {
+    'wsrep_local_state_comment': ('Synced', 'not Synced'),
+    'wsrep_cluster_status': ('Primary', 'not in the Primary component'),
+    'wsrep_ready': ('ON', 'not ready'),
+}
+"""Galera status variable -> (the healthy value, what any other means)."""
 
-def ping():
-    """Round-trip ``SELECT 1``; raises what the database raises."""
+
+class Unhealthy(Exception):
+    """The database answers, but this node must not take traffic."""
+
+
+def _galera_problems(connection):
+    """What is wrong with this Galera node: e.g. ``['not Synced
+    (wsrep_local_state_comment = Donor/Desynced)']``, empty if nothing.
+    """
+    rows = connection.execute(sa.text(
+        'SHOW GLOBAL STATUS WHERE Variable_name IN (%s)' % ', '.join(
+            "'%s'" % name for name in GALERA_HEALTHY))).all()
+    status = {name.lower(): value for name, value in rows}
+    problems = []
+    for name, (healthy, meaning) in GALERA_HEALTHY.items():
+        value = status.get(name)
+        if value != healthy:
+            problems.append('%s (%s = %s)' % (meaning, name, value))
+    return problems
+
+
+def check():
+    """Raise what the database raises, or ``Unhealthy`` naming what is
+    wrong with a Galera node; return a word on what was checked.
+    """
     with base.get_engine().connect() as connection:
+        if connection.dialect.name == 'mysql' and backends.is_galera(
+                connection):
+            # SHOW STATUS answers even on a node that refuses queries;
+            # no causal wait for it, then the session's back as it was.
+            connection.exec_driver_sql('SET SESSION wsrep_sync_wait = 0')
+            try:
+                problems = _galera_problems(connection)
+            finally:
+                connection.exec_driver_sql(
+                    'SET SESSION wsrep_sync_wait = %d' % backends.sync_wait())
+            if problems:
+                raise Unhealthy('Galera node %s' % ', '.join(problems))
+            return 'Galera node Synced and Primary'
         connection.execute(sa.text('SELECT 1'))
+        return 'database OK'
+
+
+def evaluate():
+    """``(healthy, reason, details)``: what ``GET /healthcheck`` and
+    ``reserveapi-status upgrade check`` both answer."""
+    try:
+        reason = check()
+    except (db_exc.DBError, sa.exc.DBAPIError) as exc:
+        cause = base.describe(exc) or type(exc).__name__
+        LOG.warning('Healthcheck: the database does not answer: %s', cause)
+        return False, 'database unavailable', cause
+    except Unhealthy as exc:
+        LOG.warning('Healthcheck: %s', exc)
+        return False, str(exc), str(exc)
+    return True, reason, reason
 
 
 class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
 
     def healthcheck(self, server_port):
-        try:
-            ping()
-        except (db_exc.DBError, sa.exc.DBAPIError) as exc:
-            LOG.warning('Healthcheck: the database does not answer: %s', exc)
-            return pluginbase.HealthcheckResult(
-                available=False, reason='database unavailable',
-                details=type(exc).__name__)
-        return pluginbase.HealthcheckResult(available=True,
-                                            reason='database OK')
+        healthy, reason, details = evaluate()
+        return pluginbase.HealthcheckResult(available=healthy, reason=reason,
+                                            details=details)

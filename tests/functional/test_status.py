@@ -18,11 +18,14 @@ an operator runs it, for its exit codes.
 
 import json
 
+from oslo_db.sqlalchemy import engines
 from oslo_upgradecheck import upgradecheck
 
 from reserveapi import conf
 from reserveapi.cmd import status
+from reserveapi.db import base as db_base
 from tests import base as test_base
+from tests.fixtures import dbservers
 from tests.functional import inventory
 from tests.functional.fixtures import deployment
 from tests.functional.fixtures import placement as placement_fixture
@@ -50,6 +53,20 @@ class TestChecks(mirror_base.MirrorAPITestCase):
     def test_schema_at_head(self):
         self.assertEqual((SUCCESS, 'At 0006_ironic_release_leases.'),
                          self.check('schema'))
+
+    def test_database_health(self):
+        self.assertEqual((SUCCESS, 'Database OK.'),
+                         self.check('database_health'))
+        engine = engines.create_engine(
+            'mysql+pymysql://root@127.0.0.1:%d/reserveapi'
+            % dbservers.free_port(), max_retries=0)
+        self.addCleanup(engine.dispose)
+        self.addCleanup(db_base.main_context_manager.patch_engine(engine))
+        code, details = self.check('database_health')
+        self.assertEqual(FAILURE, code)
+        self.assertRegex(details, r"^GET /healthcheck answers 503: database "
+                                  r"unavailable \(OperationalError 2003: "
+                                  r"Can't connect")
 
     def test_every_inventory_source_has_a_check(self):
         (source,) = [opt for opt in conf.inventory.opts
@@ -198,7 +215,8 @@ class TestStatusCommand(test_base.TestCase):
         self.assertEqual(0, result.returncode, result.stdout)
         checks = json.loads(result.stdout)['checks']
         self.assertEqual(
-            {'Database schema': 0, 'Inventory source': 0,
+            {'Database schema': 0, 'Database health': 0,
+             'Inventory source': 0,
              'Inventory sync': 0, 'Placement credentials': 0,
              'Nova credentials': 0, 'Aggregate mirror backlog': 0,
              'Policy file JSON to YAML migration': 0},
@@ -206,6 +224,7 @@ class TestStatusCommand(test_base.TestCase):
         details = {check['check']: check['details'] for check in checks}
         self.assertEqual('Placement accepted our credentials.',
                          details['Placement credentials'])
+        self.assertEqual('Database OK.', details['Database health'])
 
     def test_placement_credentials_missing(self):
         self.deployment.config['placement'] = {

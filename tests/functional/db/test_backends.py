@@ -13,7 +13,8 @@
 """What each backend gets beyond oslo.db's set-up (db/backends.py): on
 SQLite, writers begin IMMEDIATE and wait for the lock, and a lock held
 too long is a 503 DatabaseBusy, retried first; on MariaDB/MySQL, the
-connection speaks utf8mb4.
+connection speaks utf8mb4, and only a Galera node (tests/galera) gets
+causal reads.
 """
 
 import os
@@ -118,3 +119,20 @@ class TestMySQLCharset(base.DBTestCase):
         with engine.connect() as connection:
             self.assertEqual('utf8mb3', connection.execute(sa.text(
                 'SELECT @@character_set_connection')).scalar())
+
+
+class TestMySQLWithoutGalera(base.DBTestCase):
+    """A plain MariaDB/MySQL server: causal reads are Galera's, so the
+    session is left as the server made it."""
+
+    scenarios = [base.MYSQL]
+
+    def test_wsrep_sync_wait_is_not_set(self):
+        self.assertEqual(1, backends.sync_wait())
+        with self.engine.connect() as connection:
+            self.assertIs(False, backends.is_galera(connection))
+            wsrep_on, session, default = connection.execute(sa.text(
+                'SELECT @@wsrep_on, @@session.wsrep_sync_wait, '
+                '@@global.wsrep_sync_wait')).one()
+        self.assertEqual(0, wsrep_on)
+        self.assertEqual((0, 0), (default, session))
