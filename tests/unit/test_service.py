@@ -62,5 +62,6 @@ class TestLoopback(base.BaseTestCase):
     def test_only_loopback_addresses(self):
         for host in ('127.0.0.1', '127.1.2.3', '::1', 'localhost'):
             self.assertTrue(api._loopback(host), host)
-        for host in ('0.0.0.0', '::', '10.0.0.5', 'api.example.com'):
+        for host in ('0.0.0.0',  # noqa: S104
+                     '::', '10.0.0.5', 'api.example.com'):
             self.assertFalse(api._loopback(host), host)
