@@ -22,6 +22,7 @@ Python start-up already.
 
 import json
 import os
+import re
 import subprocess
 import uuid
 
@@ -34,6 +35,10 @@ from tests.functional import inventory
 from tests.functional.fixtures import deployment
 from tests.functional.fixtures import placement as placement_fixture
 
+FOREIGN_PLUGIN_ERROR = re.compile(
+    r"Could not load '(?!baremetal_reservation_)")
+"""What cliff prints for another plugin's broken entry point, on every
+command (python-blazarclient 4.6 names a class it lacks, tox -e osc)."""
 NODES = 6
 MAX_LIMIT = 2
 """The service's page size, so that listings cross pages."""
@@ -101,9 +106,11 @@ class OpenStackCommandTestCase(testresources.ResourcedTestCase,
             timeout=deployment.COMMAND_TIMEOUT)
         self.assertEqual(expect, process.returncode,
                          process.stdout + process.stderr)
+        self.stderr = ''.join(
+            line for line in process.stderr.splitlines(keepends=True)
+            if not FOREIGN_PLUGIN_ERROR.match(line))
         if expect == 0:
-            self.assertEqual('', process.stderr)
-        self.stderr = process.stderr
+            self.assertEqual('', self.stderr)
         return process.stdout
 
     def json(self, *args):
