@@ -34,7 +34,6 @@ import queue
 import socket
 import threading
 import time
-import warnings
 
 from oslo_log import log
 
@@ -49,10 +48,6 @@ PUBLISHER = 'baremetal-reservation'
 INFO, WARN, ERROR = 'info', 'warn', 'error'
 DROP_LOG_INTERVAL = 60
 """Seconds between two warnings about dropped events."""
-
-# oslo.messaging imports eventlet (through oslo.service), which warns
-# that it is deprecated on import; we use neither.
-warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 _sender = None
 _sender_lock = threading.Lock()

@@ -53,9 +53,13 @@ class LoggingRequestHandler(simple_server.WSGIRequestHandler):
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class Stop(Exception):
+class Stop(BaseException):
     """SIGINT (Ctrl-C) or SIGTERM (a service manager, tox): stop serving
     and exit 0, as a stop that was asked for is no failure.
+
+    A BaseException, as KeyboardInterrupt is: raised while the server
+    hands a request to its thread, an Exception would be caught and
+    logged as that request's error, and serving would go on.
     """
 
 

@@ -275,6 +275,9 @@ class TestFirstDeployment(StartupTestCase):
                           "'reserveapi[nova]'"], process.stderr.splitlines())
 
     def test_the_api_stops_cleanly_on_sigint_and_sigterm(self):
+        # Where it hangs, if it does (SIGABRT dumps every thread).
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONFAULTHANDLER',
+                                                     '1'))
         for number in (signal.SIGINT, signal.SIGTERM):
             log_path = self.deployment.start_api()
             server = self.deployment.api_process
@@ -283,7 +286,13 @@ class TestFirstDeployment(StartupTestCase):
             # A second signal while it stops, as tox forwards its own
             # after the terminal's.
             server.send_signal(number)
-            self.assertEqual(0, server.wait(timeout=30))
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.send_signal(signal.SIGABRT)
+                server.wait()
+            with open(log_path) as stream:
+                self.assertEqual(0, server.returncode, stream.read())
             # tox waits 0.3 s after SIGINT before it sends SIGTERM.
             self.assertLess(time.monotonic() - started, 3)
             with open(log_path) as stream:
