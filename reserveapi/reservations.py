@@ -28,6 +28,7 @@ from oslo_utils import excutils
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from reserveapi import notifications
 from reserveapi.common import exception
 from reserveapi.common import states
 import reserveapi.conf
@@ -129,6 +130,7 @@ def _claim(instance_uuid, host, spec, context, request_spec):
                 continue
             LOG.info('Reserved node %s for instance %s on host %s',
                      node.uuid, instance_uuid, host)
+            notifications.reservation_created(reservation)
             return reservation
     raise exception.NoValidNode(
         reason='%d matching nodes were all reserved by concurrent requests '
@@ -192,6 +194,7 @@ def _refused(source, reservation, error):
     db_reservations.undo_reservation(
         reservation, stale=True,
         clear_in_ironic=claims.clear_now() if error.ours else None)
+    notifications.ironic_claim_conflict(reservation, error.kwargs['reason'])
     if error.ours:
         claims.clear_quietly(source, reservation.node_uuid,
                              reservation.instance_uuid)
@@ -373,6 +376,7 @@ def update(current, changes):
     reservation = db_reservations.update_reservation(uuid, current.state,
                                                      values)
     LOG.info('Reservation %s updated: %s', uuid, values)
+    notifications.reservation_updated(current, reservation)
     return reservation
 
 
@@ -393,6 +397,7 @@ def release(uuid, check):
     reservation = db_reservations.delete_reservation_by_uuid(
         uuid, check, **_release_options(source, claims.clear_now()))
     LOG.info('Reservation %s released', reservation.uuid)
+    notifications.reservation_released(reservation)
     _clear_released_claim(source, reservation)
 
 
@@ -439,6 +444,7 @@ def expire(now=None):
         **_release_options(_claiming_source(), claims.clear_later()))
     if expired:
         LOG.info('Expired %d reservations older than %ss', expired, ttl)
+    notifications.reservations_expired(expired, now)
     return expired
 
 
@@ -497,6 +503,7 @@ def _release_orphan(reservation):
                 {'uuid': reservation.uuid, 'node': reservation.node_uuid,
                  'instance': reservation.instance_uuid,
                  'host': reservation.host})
+    notifications.reservation_released_as_orphan(reservation)
     _clear_released_claim(source, reservation)
 
 
@@ -525,6 +532,7 @@ def take_over(source, destination, force=False):
     LOG.info('Host %s took over %d reservations of host %s%s.',
              destination, len(moved), source,
              ' (forced)' if force else '')
+    notifications.reservations_taken_over(moved, source)
     return moved
 
 

@@ -46,5 +46,5 @@ sample_config_basename = '_static/reserveapi'
 policy_generator_config_file = '../../etc/reserveapi/policy-generator.conf'
 sample_policy_basename = '_static/reserveapi'
 
-# openstack reservation ... commands, from their entry points.
+# openstack baremetal reservation ... commands, from their entry points.
 autoprogram_cliff_application = 'openstack'

@@ -12,6 +12,8 @@
 
 """Builds the WSGI application: pecan app plus middleware, in code."""
 
+import logging
+
 from keystonemiddleware import auth_token
 from oslo_log import log
 from oslo_middleware import cors
@@ -102,11 +104,14 @@ def _public_version_discovery(app, authenticated_app):
     return dispatch
 
 
-def setup_app():
+def setup_app(loopback_only=False):
     """The pecan app wrapped, outermost first, in proxy-header handling,
     request ids, CORS, healthcheck, error formatting, body size limit and
     (with auth_strategy = keystone) auth_token and the service token
     check.
+
+    ``loopback_only``: the caller serves on a loopback address only (the
+    development server, the demo), so noauth is no open door to warn of.
     """
     expose.remember_argspecs()
     app = pecan.make_app(
@@ -125,7 +130,8 @@ def setup_app():
             service_token.ServiceTokenCheck(app),
             {'oslo_config_config': CONF}))
     else:
-        LOG.warning('auth_strategy is noauth: every caller is an admin.')
+        LOG.log(logging.INFO if loopback_only else logging.WARNING,
+                'auth_strategy is noauth: every caller is an admin.')
     app = sizelimit.RequestBodySizeLimiter(app, CONF)
     app = errors.ErrorFormatter(app)
     app = _with_healthcheck(app, healthcheck.Healthcheck(None, CONF))

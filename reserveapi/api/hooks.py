@@ -79,7 +79,9 @@ class MicroversionHook(hooks.PecanHook):
         version = getattr(state.request, 'version', None)
         if version is not None:
             state.response.headers[microversion.HEADER] = (
-                microversion.header_value(version))
+                microversion.header_value(
+                    version, microversion.requested_service_type(
+                        state.request.headers)))
         state.response.headers['Vary'] = microversion.HEADER
 
 

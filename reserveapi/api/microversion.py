@@ -10,13 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""OpenStack-API-Version handling for the ``reservation`` service type."""
+"""OpenStack-API-Version handling for the ``baremetal-reservation``
+service type.
+
+``reservation`` is Blazar's service type; the releases before this one
+used it, so it stays accepted in the header as a deprecated alias, and
+the answer names the type the request named.
+"""
 
 import microversion_parse
 
 from reserveapi.common import exception
 
-SERVICE_TYPE = 'reservation'
+SERVICE_TYPE = 'baremetal-reservation'
+DEPRECATED_SERVICE_TYPE = 'reservation'
+SERVICE_TYPES = (SERVICE_TYPE, DEPRECATED_SERVICE_TYPE)
 HEADER = 'OpenStack-API-Version'
 
 # Each entry is the minor version that introduced a change; keep the
@@ -33,8 +41,8 @@ MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 
 
-def header_value(version):
-    return '%s %s' % (SERVICE_TYPE, version)
+def header_value(version, service_type=SERVICE_TYPE):
+    return '%s %s' % (service_type, version)
 
 
 def _quoted(value):
@@ -48,25 +56,36 @@ def _quoted(value):
     return ''
 
 
-def _names_us(value):
-    """Whether the header has an entry for our service type (one that
-    get_version found no version in).
+def _named_types(value):
+    """Our service types (either spelling) that the header has an entry
+    for, in lower case.
     """
-    return any(entry.strip().split(' ')[0].lower() == SERVICE_TYPE
-               for entry in (value or '').split(','))
+    return {entry.strip().split(' ')[0].lower()
+            for entry in (value or '').split(',')} & set(SERVICE_TYPES)
+
+
+def requested_service_type(headers):
+    """The type to echo: the one the request named, ours by default."""
+    named = _named_types(headers.get(HEADER))
+    if SERVICE_TYPE in named or not named:
+        return SERVICE_TYPE
+    return DEPRECATED_SERVICE_TYPE
 
 
 def from_headers(headers):
     """The version a request asks for; the minimum when it asks for none.
 
-    A malformed value is a 400; a well-formed one we do not serve is a
-    406 that names the range we do serve.
+    ``baremetal-reservation 1.N``, or the deprecated ``reservation 1.N``
+    when the header has no entry for ours. A malformed value is a 400; a
+    well-formed one we do not serve is a 406 that names the range we do
+    serve.
     """
+    service_type = requested_service_type(headers)
     try:
         requested = microversion_parse.get_version(
-            headers, service_type=SERVICE_TYPE)
+            headers, service_type=service_type)
         if requested is None:
-            if _names_us(headers.get(HEADER)):
+            if _named_types(headers.get(HEADER)):
                 raise TypeError('no version')
             return MIN_VERSION
         if requested.strip().lower() == 'latest':

@@ -15,7 +15,7 @@ hooks and operators.
 
 Both take a keystoneauth1 session (or an adapter), so they authenticate
 like any other OpenStack client and find the service in the catalog
-under the ``reservation`` service type::
+under the ``baremetal-reservation`` service type::
 
     from keystoneauth1 import loading
     session = loading.load_session_from_conf_options(conf, 'reservation',

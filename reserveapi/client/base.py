@@ -21,7 +21,11 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import discover as ks_discover
 from keystoneauth1 import exceptions as ks_exc
 
-SERVICE_TYPE = 'reservation'
+SERVICE_TYPE = 'baremetal-reservation'
+# The service type of the releases before; the microversion header names
+# both, so that a service not yet upgraded still reads the version.
+DEPRECATED_SERVICE_TYPE = 'reservation'
+MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
@@ -97,7 +101,10 @@ class BaseClient:
     def api_version(self):
         with self._lock:
             if self._version is None:
-                self._version = self._negotiate()
+                # A version the caller chose (openstack's
+                # --os-baremetal-reservation-api-version) is used as is.
+                self._version = (self.adapter.default_microversion
+                                 or self._negotiate())
             return self._version
 
     def _url(self, path):
@@ -142,7 +149,15 @@ class BaseClient:
 
     def _send(self, method, url, idempotent, **kwargs):
         retries = self.retries if idempotent else 0
-        kwargs.setdefault('microversion_service_type', SERVICE_TYPE)
+        version = (kwargs.pop('microversion', None)
+                   or self.adapter.default_microversion)
+        # None, not absent: the adapter would set its own header.
+        kwargs['microversion'] = None
+        if version:
+            kwargs['headers'] = dict(kwargs.get('headers') or {}, **{
+                MICROVERSION_HEADER: '%s %s, %s %s' % (
+                    SERVICE_TYPE, version, DEPRECATED_SERVICE_TYPE,
+                    version)})
         retriable = (DELETE_RETRIABLE_STATUS_CODES if method == 'DELETE'
                      else RETRIABLE_STATUS_CODES)
         try:

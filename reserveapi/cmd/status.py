@@ -27,6 +27,7 @@ from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
 from reserveapi.common import exception
+from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.db import healthcheck
 from reserveapi.db import migration
@@ -258,7 +259,23 @@ def _try_peer(name, call):
     return _result(SUCCESS, '%s accepted our credentials.' % name)
 
 
+USAGE = service.usage(
+    '[--config-file PATH] upgrade check [--json]',
+    'Checks whether this deployment is ready to run this release: the '
+    'database schema, the inventory source and its last sync, the '
+    'Placement and Nova credentials, the aggregate mirror backlog. Run '
+    'it with the new code before restarting the services. Exit codes: 0 '
+    'all passed, 1 a warning to look at, 2 a failure to fix first, 255 a '
+    'check crashed (a bug).',
+    commands=(('upgrade check', 'Run every check; --json for a JSON '
+                                'report.'),))
+
+
 def main(argv=None):
-    return upgradecheck.main(
-        CONF, project='reserveapi', upgrade_command=Checks(),
-        argv=sys.argv[1:] if argv is None else argv)
+    # upgradecheck.main, with our usage and the options every command
+    # takes accepted after "upgrade check" too.
+    upgradecheck.register_cli_options(CONF, Checks())
+    service.prepare_service(sys.argv[1:] if argv is None else argv,
+                            usage=USAGE)
+    upgradecheck.CONF = CONF
+    return upgradecheck.run(CONF)

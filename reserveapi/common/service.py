@@ -12,6 +12,7 @@
 
 """Start-up shared by every entry point: config files, then logging."""
 
+import itertools
 import textwrap
 
 from oslo_config import cfg
@@ -21,6 +22,43 @@ from reserveapi import version
 import reserveapi.conf
 
 CONF = reserveapi.conf.CONF
+
+
+GLOBAL_VALUE_OPTIONS = frozenset((
+    '--config-file', '--config-dir', '--log-file', '--log-dir',
+    '--log-config-append'))
+GLOBAL_FLAGS = frozenset(('--debug', '-d', '--nodebug'))
+"""Options every command takes, which argparse only accepts before a
+sub-command; ``global_options_first`` moves them there."""
+
+
+def global_options_first(argv):
+    """``argv`` with the options every command takes moved to the front.
+
+    argparse knows ``--config-file`` only before a sub-command
+    (``reserveapi-manage --config-file F mirror-status``), while the
+    usage lines and habit put it anywhere (``reserveapi-manage
+    mirror-status --config-file F``); both mean the same.
+    """
+    moved, rest = [], []
+    args = iter(argv)
+    for arg in args:
+        if arg == '--':
+            rest.append(arg)
+            rest.extend(args)
+            break
+        if arg.partition('=')[0] in GLOBAL_VALUE_OPTIONS:
+            value = [] if '=' in arg else list(itertools.islice(args, 1))
+            if '=' in arg or value:
+                moved += [arg] + value
+            else:
+                # No value: where it is, argparse says so.
+                rest.append(arg)
+        elif arg in GLOBAL_FLAGS:
+            moved.append(arg)
+        else:
+            rest.append(arg)
+    return moved + rest
 
 
 def prepare_service(argv=None, default_config_files=None, usage=None):
@@ -33,7 +71,7 @@ def prepare_service(argv=None, default_config_files=None, usage=None):
     log.register_options(CONF)
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
-    CONF(argv if argv is not None else [], project='reserveapi',
+    CONF(global_options_first(argv or []), project='reserveapi',
          version=version.version_string(),
          default_config_files=default_config_files, usage=usage)
     log.setup(CONF, 'reserveapi')

@@ -20,12 +20,13 @@ from reserveapi.conf import inventory
 from reserveapi.conf import ironic
 from reserveapi.conf import matcher
 from reserveapi.conf import mirror
+from reserveapi.conf import notifications
 from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
 MODULES = (default, api, database, healthcheck, inventory, ironic, matcher,
-           mirror, nova, placement, reservations)
+           mirror, notifications, nova, placement, reservations)
 
 
 def list_opts():

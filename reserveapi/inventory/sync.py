@@ -38,6 +38,7 @@ import time
 from oslo_log import log
 from oslo_utils import timeutils
 
+from reserveapi import notifications
 from reserveapi.common import exception
 from reserveapi.common import lease
 import reserveapi.conf
@@ -153,6 +154,7 @@ def _sync_file():
         + counts['unchanged'], started, location=path,
         digests=(document.digest, table_digest))
     _log(counts, 'Inventory sync')
+    notifications.inventory_synced(CONF.inventory.source, True, counts)
     return counts
 
 
@@ -190,7 +192,9 @@ def _sync_ironic(full, wait):
     if outage is not None:
         LOG.warning('Ironic is reachable again; it was not since %s.',
                     outage)
+        notifications.ironic_reachable(outage)
     _log(counts, 'Ironic %s sync' % ('full' if full else 'incremental'))
+    notifications.inventory_synced(ironic.NAME, full, counts)
     return counts
 
 
@@ -323,6 +327,7 @@ def note_outage(error):
         LOG.error('Ironic is unreachable: %s. The inventory keeps what was '
                   'last synced; reservations that claim nodes in Ironic '
                   'fail with 503 until it is back.', error.detail)
+        notifications.ironic_unreachable(error.detail)
     else:
         LOG.debug('Ironic is still unreachable: %s', error.detail)
 

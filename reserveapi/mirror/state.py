@@ -27,6 +27,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from reserveapi import notifications
 from reserveapi.common import lease
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
@@ -185,8 +186,10 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
         recorded = db_mirror.finish_host(
             row.id, row.version, claimed_by, error=exc.detail,
             retry_at=timeutils.utcnow() + backoff(row.attempts))
+        notifications.mirror_change_failed(row, exc.detail)
         return recorded, exc.detail
     recorded = db_mirror.finish_host(row.id, row.version, claimed_by)
+    notifications.mirror_change_applied(row, recorded)
     if recorded is not None and recorded.synced:
         return recorded, None
     return recorded, OVERTAKEN

@@ -34,10 +34,19 @@ def register():
     return driver
 
 
+NOVA_MISSING = ("reserveapi-nova-compute needs Nova: pip install "
+                "'reserveapi[nova]'")
+
+
 def main():
     # nova-compute's module patches the standard library when imported;
     # it must come first, as it does in nova-compute's own script.
-    from nova.cmd import compute
+    try:
+        from nova.cmd import compute
+    except ModuleNotFoundError as exc:
+        if (exc.name or '').partition('.')[0] != 'nova':
+            raise
+        sys.exit(NOVA_MISSING)
 
     register()
     return compute.main()

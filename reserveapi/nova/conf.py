@@ -23,8 +23,10 @@ import copy
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from reserveapi.client import base as client_base
+
 GROUP = 'reserveapi'
-SERVICE_TYPE = 'reservation'
+SERVICE_TYPE = client_base.SERVICE_TYPE
 
 driver_opts = [
     cfg.BoolOpt('required', default=True,

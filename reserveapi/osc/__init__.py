@@ -10,4 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""openstackclient plugin: ``openstack reservation ...`` commands."""
+"""openstackclient plugin: ``openstack baremetal reservation ...``
+commands.
+"""

@@ -11,7 +11,7 @@
 # under the License.
 
 
-"""``openstack reservation aggregate list|show|sync``: Nova host
+"""``openstack baremetal reservation aggregate list|show|sync``: Nova host
 aggregates as the mirror into Placement knows them.
 """
 

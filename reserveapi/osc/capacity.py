@@ -11,8 +11,8 @@
 # under the License.
 
 
-"""``openstack reservation capacity [--host]``: per resource class, what
-each compute host reports to its resource tracker.
+"""``openstack baremetal reservation capacity [--host]``: per resource
+class, what each compute host reports to its resource tracker.
 """
 
 from reserveapi.osc import common

@@ -11,9 +11,9 @@
 # under the License.
 
 
-"""What every ``openstack reservation`` command shares: one-line errors,
-listing options (``--long``, ``--limit``, ``--marker``, ``--sort``) and
-column formatting.
+"""What every ``openstack baremetal reservation`` command shares: one-line
+errors, listing options (``--long``, ``--limit``, ``--marker``,
+``--sort``) and column formatting.
 """
 
 import itertools
@@ -53,7 +53,7 @@ class OneLineErrors:
 
     @property
     def clients(self):
-        return self.app.client_manager.reservation
+        return self.app.client_manager.baremetal_reservation
 
 
 class Command(OneLineErrors, command.Command):
@@ -70,6 +70,12 @@ class Lister(OneLineErrors, command.Lister):
     columns = ()
     long_columns = ()
     formatters = {}
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        # An empty list is a table with its header, not blank lines.
+        parser.set_defaults(print_empty=True)
+        return parser
 
     def add_long_option(self, parser):
         parser.add_argument(

@@ -11,8 +11,8 @@
 # under the License.
 
 
-"""``openstack reservation node list|show``: the inventory the service
-matches against, with each node's reservation.
+"""``openstack baremetal reservation node list|show``: the inventory the
+service matches against, with each node's reservation.
 """
 
 from osc_lib.cli import format_columns

@@ -13,17 +13,22 @@
 
 """The plugin module openstackclient loads (``openstack.cli.extension``).
 
-It adds ``--os-reservation-api-version`` and builds the clients of
+It adds ``--os-baremetal-reservation-api-version`` and builds the clients of
 ``reserveapi.client`` on the session openstackclient made, so every
 ``--os-*`` authentication option works, and so does a service without
 Keystone::
 
     openstack --os-auth-type none --os-endpoint http://127.0.0.1:6390 \\
-        reservation list
+        baremetal reservation list
 
 (with auth type ``none`` the endpoint comes from ``--os-endpoint``;
-otherwise from the catalog, or ``reservation_endpoint_override`` in
-clouds.yaml).
+otherwise from the catalog, service type ``baremetal-reservation``, or
+``baremetal_reservation_endpoint_override`` in clouds.yaml).
+
+Our names are our own, beside Blazar's (API ``reservation``, option
+``--os-reservation-api-version``, commands ``openstack reservation ...``)
+and python-ironicclient's (``baremetal``, ``openstack baremetal ...``), as
+ironic-inspector's ``baremetal_introspection`` is.
 """
 
 import logging
@@ -35,8 +40,8 @@ from reserveapi.client import base as client_base
 
 LOG = logging.getLogger(__name__)
 
-API_NAME = 'reservation'
-API_VERSION_OPTION = 'os_reservation_api_version'
+API_NAME = 'baremetal_reservation'
+API_VERSION_OPTION = 'os_baremetal_reservation_api_version'
 LATEST_KNOWN_VERSION = '1.0'
 """The newest microversion whose answers these commands can show."""
 API_VERSIONS = ('1', LATEST_KNOWN_VERSION)
@@ -45,8 +50,8 @@ DEFAULT_API_VERSION = '1'
 
 
 class Clients:
-    """What ``client_manager.reservation`` is: one client per resource,
-    sharing one keystoneauth1 adapter.
+    """What ``client_manager.baremetal_reservation`` is: one client per
+    resource, sharing one keystoneauth1 adapter.
     """
 
     def __init__(self, adapter):
@@ -64,8 +69,9 @@ def make_client(instance):
     version = microversion(instance._api_version[API_NAME])
     region_name = instance.region_name
     endpoint = instance.get_endpoint_for_service_type(
-        API_NAME, region_name=region_name, interface=instance.interface)
-    LOG.debug('Reservation API %s at %s', version, endpoint)
+        client_base.SERVICE_TYPE, region_name=region_name,
+        interface=instance.interface)
+    LOG.debug('Bare metal reservation API %s at %s', version, endpoint)
     adapter = client_base.make_adapter(
         instance.session, interface=instance.interface,
         region_name=region_name, endpoint_override=endpoint,
@@ -74,13 +80,16 @@ def make_client(instance):
 
 
 def build_option_parser(parser):
-    """Add ``--os-reservation-api-version`` to openstack's options."""
+    """Add ``--os-baremetal-reservation-api-version`` to openstack's
+    options.
+    """
     parser.add_argument(
-        '--os-reservation-api-version',
-        metavar='<reservation-api-version>',
-        default=utils.env('OS_RESERVATION_API_VERSION',
+        '--os-baremetal-reservation-api-version',
+        metavar='<baremetal-reservation-api-version>',
+        default=utils.env('OS_BAREMETAL_RESERVATION_API_VERSION',
                           default=DEFAULT_API_VERSION),
-        help='Reservation API microversion, default=%s (the newest these '
-             'commands know, %s). (Env: OS_RESERVATION_API_VERSION)'
+        help='Bare metal reservation API microversion, default=%s (the '
+             'newest these commands know, %s). (Env: '
+             'OS_BAREMETAL_RESERVATION_API_VERSION)'
              % (DEFAULT_API_VERSION, LATEST_KNOWN_VERSION))
     return parser

@@ -11,7 +11,9 @@
 # under the License.
 
 
-"""``openstack reservation create|list|show|delete|confirm|takeover``."""
+"""``openstack baremetal reservation
+create|list|show|delete|confirm|takeover``.
+"""
 
 import json
 
@@ -177,7 +179,9 @@ class DeleteReservation(common.Command):
                 reason = 'no such reservation'
             except client.ClientError as exc:
                 released, reason = False, common.describe(exc)
-            if not released:
+            if released:
+                self.app.stdout.write('Released reservation %s.\n' % uuid)
+            else:
                 self.log.error('Reservation %s not released: %s',
                                uuid, reason)
                 failed += 1

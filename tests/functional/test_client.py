@@ -177,7 +177,7 @@ class TestClientFailures(tests_base.TestCase):
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
         # The newest version both sides speak is the client's 1.0.
-        self.assertEqual({'reservation 1.0'},
+        self.assertEqual({'baremetal-reservation 1.0, reservation 1.0'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):

@@ -17,11 +17,14 @@ A service that cannot work says so in one line naming the options, and
 does not start; one that can does not leave junk behind.
 """
 
+import configparser
 import http.client
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import fixtures
 from oslotest import base
@@ -203,3 +206,108 @@ class TestOperatorSurprises(StartupTestCase):
                      'sync-aggregates Compare Placement',
                      'mirror-status Count synced and pending'):
             self.assertIn(text, opening)
+
+
+class TestFirstDeployment(StartupTestCase):
+    """What the CLI reference and the install guide show, verbatim."""
+
+    def run_with_config_last(self, command, *args):
+        return subprocess.run(
+            [deployment.script(command)] + list(args)
+            + ['--config-file', self.deployment.config_file],
+            capture_output=True, text=True, check=False,
+            timeout=deployment.COMMAND_TIMEOUT)
+
+    def test_config_file_after_the_sub_command(self):
+        for command, args, expected in (
+                ('reserveapi-dbsync', ['current'], '0005_'),
+                ('reserveapi-dbsync', ['upgrade'], 'Database is at revision'),
+                ('reserveapi-manage', ['mirror-status'],
+                 'Memberships: 0 synced, 0 pending.'),
+                ('reserveapi-manage', ['sync-nodes'], 'Nodes: '),
+                ('reserveapi-status', ['upgrade', 'check', '--json'],
+                 '"Database schema"'),
+                ('reserveapi-worker', ['--once'], '')):
+            process = self.run_with_config_last(command, *args)
+            self.assertEqual(0, process.returncode,
+                             '%s %s: %s' % (command, args, process.stderr))
+            self.assertIn(expected, process.stdout)
+
+    def test_config_file_after_the_sub_command_is_really_read(self):
+        # A file naming another database: the command must use it.
+        self.configure(database={'connection': 'sqlite:///%s' % os.path.join(
+            self.deployment.path, 'other.sqlite')})
+        process = self.run_with_config_last('reserveapi-dbsync', 'current')
+        self.assertEqual(0, process.returncode, process.stderr)
+        self.assertEqual('The database has no schema yet.\n', process.stdout)
+        # So is --debug, another option every command takes (argparse
+        # refuses it after a sub-command: exit 2).
+        process = self.run_with_config_last(
+            'reserveapi-dbsync', 'current', '--debug')
+        self.assertEqual(0, process.returncode, process.stderr)
+
+    def test_status_help_opens_with_a_description(self):
+        process = subprocess.run(
+            [deployment.script('reserveapi-status'), '--help'],
+            capture_output=True, text=True, check=False,
+            timeout=deployment.COMMAND_TIMEOUT)
+        self.assertEqual(0, process.returncode, process.stderr)
+        lines = process.stdout.splitlines()
+        self.assertEqual('usage: reserveapi-status [--config-file PATH] '
+                         'upgrade check [--json]', lines[0])
+        self.assertTrue(lines[2].startswith(
+            'Checks whether this deployment is ready'), lines[2])
+
+    def test_nova_compute_without_nova_is_one_line(self):
+        try:
+            import nova  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            self.skipTest('Nova is installed here')
+        process = subprocess.run(
+            [deployment.script('reserveapi-nova-compute'), '--help'],
+            capture_output=True, text=True, check=False,
+            timeout=deployment.COMMAND_TIMEOUT)
+        self.assertEqual(1, process.returncode)
+        self.assertEqual('', process.stdout)
+        self.assertEqual(["reserveapi-nova-compute needs Nova: pip install "
+                          "'reserveapi[nova]'"], process.stderr.splitlines())
+
+    def test_the_api_stops_cleanly_on_sigint_and_sigterm(self):
+        # Where it hangs, if it does (SIGABRT dumps every thread).
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONFAULTHANDLER',
+                                                     '1'))
+        for number in (signal.SIGINT, signal.SIGTERM):
+            log_path = self.deployment.start_api()
+            server = self.deployment.api_process
+            started = time.monotonic()
+            server.send_signal(number)
+            # A second signal while it stops, as tox forwards its own
+            # after the terminal's.
+            server.send_signal(number)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.send_signal(signal.SIGABRT)
+                server.wait()
+            with open(log_path) as stream:
+                self.assertEqual(0, server.returncode, stream.read())
+            # tox waits 0.3 s after SIGINT before it sends SIGTERM.
+            self.assertLess(time.monotonic() - started, 3)
+            with open(log_path) as stream:
+                log = stream.read()
+            self.assertIn('Stopped by %s' % number.name, log)
+            self.assertNotIn('Traceback', log)
+
+    def test_the_demo_configuration_starts_without_a_warning(self):
+        demo = configparser.ConfigParser(interpolation=None)
+        demo.read(os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
+                               'reserveapi', 'reserveapi-demo.conf'))
+        self.configure(api={'auth_strategy': demo['api']['auth_strategy']},
+                       placement=dict(demo['placement']))
+        log_path = self.deployment.start_api()
+        with open(log_path) as stream:
+            log = stream.read()
+        self.assertIn('auth_strategy is noauth', log)
+        self.assertNotIn(' WARNING ', log)

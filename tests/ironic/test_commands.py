@@ -21,7 +21,7 @@ import uuid as uuidlib
 
 from tests.ironic import base
 
-V1_1 = {'OpenStack-API-Version': 'reservation 1.1'}
+V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}
 
 
 class TestCommands(base.IronicServiceTestCase):

@@ -42,7 +42,7 @@ from reserveapi.inventory import sync as inventory_sync
 from tests import examples
 from tests.ironic import base
 
-V1_1 = {'OpenStack-API-Version': 'reservation 1.1'}
+V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}
 EXPECTED_INSTANCE_INFO = {
     'capabilities': json.dumps({'boot_mode': 'uefi'}),
     'traits': ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'],

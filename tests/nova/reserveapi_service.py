@@ -178,7 +178,7 @@ class ReserveapiService(fixtures.Fixture):
         ``stale_since``."""
         response = requests.get(
             self.endpoint + '/v1/nodes/%s' % node_uuid, timeout=30,
-            headers={'OpenStack-API-Version': 'reservation 1.1'})
+            headers={'OpenStack-API-Version': 'baremetal-reservation 1.1'})
         response.raise_for_status()
         return response.json()
 

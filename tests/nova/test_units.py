@@ -120,7 +120,8 @@ class TestOperatorTools(test.NoDBTestCase):
         self.assertEqual(0, result.returncode, result.stderr)
         sample = result.stdout
         for line in ('[reserveapi]', '#required = true',
-                     '#service_type = reservation', '#endpoint_override',
+                     '#service_type = baremetal-reservation',
+                     '#endpoint_override',
                      '#auth_type', '#inventory_cache_time = 10',
                      '#aggregate_timeout = 10.0'):
             self.assertIn(line, sample)

@@ -144,9 +144,10 @@ def problems(text, options, only_our_groups=False):
     conf = cfg.ConfigOpts()
     groups = set()
     for group, opts in options:
-        groups.add(getattr(group, 'name', group))
+        name = getattr(group, 'name', group)
+        groups.add(name)
         conf.register_opts([_optional(opt) for opt in opts],
-                           group=getattr(group, 'name', group))
+                           group=None if name == 'DEFAULT' else name)
     entries = [(section, key) for section, key in _entries(text)
                if not only_our_groups or section in groups]
     for section, key in entries:
@@ -232,6 +233,19 @@ class TestConfigurationSnippets(base.BaseTestCase):
                      '[placement]\nauth_type = password\n'
                      'username = reserveapi\nuser_name = reserveapi\n',
                      self.options))
+
+
+class TestShippedConfiguration(base.BaseTestCase):
+
+    def test_the_production_file_parses_with_our_options(self):
+        text = (ROOT / 'etc' / 'reserveapi' / 'reserveapi.conf').read_text()
+        self.assertIn('[database]', text)
+        self.assertEqual([], problems(text, _options()))
+
+    def test_the_demo_file_parses_with_our_options(self):
+        text = (ROOT / 'etc' / 'reserveapi' /
+                'reserveapi-demo.conf').read_text()
+        self.assertEqual([], problems(text, _options()))
 
 
 class TestCLIReference(base.BaseTestCase):

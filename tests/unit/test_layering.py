@@ -24,7 +24,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'reserveapi'
 SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.mirror', 'reserveapi.inventory', 'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
-          'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi')
+          'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
+          'reserveapi.notifications')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
 IRONIC = ('ironicclient', 'keystoneauth1', 'reserveapi.inventory.ironic')
@@ -36,7 +37,8 @@ WEB = ('pecan', 'wsme', 'webob')
 # inside one) -> import prefixes it must never use. The most specific
 # key applies, with its package's rules.
 FORBIDDEN = {
-    'api': ('reserveapi.db', 'reserveapi.mirror.exception') + PEERS,
+    'api': ('reserveapi.db', 'reserveapi.mirror.exception',
+            'reserveapi.notifications') + PEERS,
     'reservations': ('reserveapi.api',) + WEB,
     # Domain packages side by side: reservations may use inventory and
     # mirror; neither of them uses reservations or the other.
@@ -54,11 +56,18 @@ FORBIDDEN = {
                 'oslo_config', 'keystoneauth1', 'requests', 'socket',
                 'urllib') + DOMAIN + WEB,
     'db': ('reserveapi.api', 'reserveapi.matcher', 'reserveapi.conf',
-           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.client')
+           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.client',
+           'reserveapi.notifications')
           + DOMAIN + WEB + PEERS,
     'common': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
                'reserveapi.policies', 'reserveapi.policy') + DOMAIN + WEB
               + PEERS,
+    # Called by the domain modules after their commits; sends, decides
+    # nothing.
+    'notifications': ('reserveapi.api', 'reserveapi.db',
+                      'reserveapi.matcher', 'reserveapi.policies',
+                      'reserveapi.policy', 'reserveapi.common') + DOMAIN
+                     + WEB + PEERS,
     'policies': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
                  'reserveapi.policy', 'reserveapi.conf') + DOMAIN + WEB
                 + PEERS,
@@ -154,6 +163,19 @@ class TestLayering(base.BaseTestCase):
             if name.startswith('reserveapi.')
             and not name.startswith(('reserveapi.client', 'reserveapi.nova'))]
         self.assertEqual([], outside)
+
+    def test_only_the_notifications_module_talks_to_the_bus(self):
+        # And loads oslo.messaging only when notifications are configured
+        # (its import takes over a second): no module imports it.
+        importers = sorted(
+            str(path.relative_to(PACKAGE.parent)) for path in _sources()
+            if any(_matches(name, ('oslo_messaging',))
+                   for name in _imports(path)))
+        self.assertEqual([], importers)
+        talkers = sorted(
+            str(path.relative_to(PACKAGE.parent)) for path in _sources()
+            if "'oslo_messaging" in path.read_text())
+        self.assertEqual(['reserveapi/notifications.py'], talkers)
 
     def test_only_db_talks_sql(self):
         talkers = sorted(

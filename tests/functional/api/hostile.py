@@ -217,6 +217,10 @@ _BAD_VERSIONS = (
     ('reservation 1.\xc3\xa9', {400}), ('reservation \x00', {400}),
     ('reservation 2.0', {406}), ('reservation 1.99999', {406}),
     ('reservation 0.9', {406}),
+    ('baremetal-reservation 1.a', {400}), ('baremetal-reservation', {400}),
+    ('baremetal-reservation 1.0.0', {400}),
+    ('baremetal-reservation 1.\xc3\xa9', {400}),
+    ('baremetal-reservation 2.0', {406}),
 )
 
 

@@ -59,7 +59,7 @@ class NodesTestCase(base.APITestCase):
     @property
     def latest(self):
         return dict(self.admin_headers,
-                    **{'OpenStack-API-Version': 'reservation 1.1'})
+                    **{'OpenStack-API-Version': 'baremetal-reservation 1.1'})
 
     def get(self, path, status=200, headers=None):
         response = self.request('GET', path, headers=headers)

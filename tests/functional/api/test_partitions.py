@@ -18,7 +18,7 @@ from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 sample = examples.sample
-V1_1 = {'OpenStack-API-Version': 'reservation 1.1'}
+V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}
 
 
 class TestPartitions(rbase.ReservationTestCase):

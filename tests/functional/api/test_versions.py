@@ -29,7 +29,7 @@ class TestVersions(base.APITestCase):
         self.assertMatchesSample(response.json,
                                  'versions/get-root-response.json')
         # Without the header: the minimum.
-        self.assertEqual('reservation 1.0',
+        self.assertEqual('baremetal-reservation 1.0',
                          response.headers['OpenStack-API-Version'])
         self.assertEqual('OpenStack-API-Version', response.headers['Vary'])
         self.assertTrue(response.headers['x-openstack-request-id'])
@@ -61,28 +61,52 @@ class TestVersions(base.APITestCase):
     def test_latest_is_max(self):
         response = self.request(
             'GET', '/v1',
-            headers={'OpenStack-API-Version': 'reservation latest'})
-        self.assertEqual('reservation 1.1',
+            headers={'OpenStack-API-Version': 'baremetal-reservation latest'})
+        self.assertEqual('baremetal-reservation 1.1',
                          response.headers['OpenStack-API-Version'])
 
+    def test_deprecated_service_type_is_still_read_and_echoed(self):
+        # Clients of the releases that used Blazar's "reservation".
+        for header, echoed in (
+                ('reservation 1.1', 'reservation 1.1'),
+                ('reservation latest', 'reservation 1.1'),
+                ('RESERVATION 1.0', 'reservation 1.0'),
+                # Both named (our client does so): ours wins.
+                ('baremetal-reservation 1.1, reservation 1.0',
+                 'baremetal-reservation 1.1'),
+                ('reservation 1.0, baremetal-reservation 1.1',
+                 'baremetal-reservation 1.1'),
+                # Blazar's type beside another service's.
+                ('compute 2.90, reservation 1.1', 'reservation 1.1')):
+            response = self.request(
+                'GET', '/v1', headers={'OpenStack-API-Version': header})
+            self.assertEqual(200, response.status_int, header)
+            self.assertEqual(echoed,
+                             response.headers['OpenStack-API-Version'])
+
     def test_unsupported_version_is_406(self):
-        response = self.request(
-            'GET', '/v1',
-            headers={'OpenStack-API-Version': 'reservation 1.99'})
-        error = self.assertError(response, 406,
-                                 'reserveapi.version_not_acceptable')
-        self.assertIn('1.0 to 1.1', error['detail'])
+        for service_type in ('baremetal-reservation', 'reservation'):
+            response = self.request(
+                'GET', '/v1',
+                headers={'OpenStack-API-Version': service_type + ' 1.99'})
+            error = self.assertError(response, 406,
+                                     'reserveapi.version_not_acceptable')
+            self.assertIn('1.0 to 1.1', error['detail'])
 
     def test_malformed_version_is_400(self):
-        response = self.request(
-            'GET', '/v1',
-            headers={'OpenStack-API-Version': 'reservation one'})
-        self.assertError(response, 400, 'reserveapi.invalid')
+        for header in ('baremetal-reservation one', 'reservation one',
+                       'baremetal-reservation'):
+            response = self.request(
+                'GET', '/v1', headers={'OpenStack-API-Version': header})
+            error = self.assertError(response, 400, 'reserveapi.invalid')
+            self.assertIn('"baremetal-reservation 1.N"', error['detail'])
 
     def test_other_service_version_header_is_ignored(self):
         response = self.request(
             'GET', '/v1', headers={'OpenStack-API-Version': 'compute 2.90'})
         self.assertEqual(200, response.status_int)
+        self.assertEqual('baremetal-reservation 1.0',
+                         response.headers['OpenStack-API-Version'])
 
 
 class TestErrors(base.APITestCase):

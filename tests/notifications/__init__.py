@@ -1,0 +1,29 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Notifications through the real RabbitMQ, run by ``tox -e
+notifications`` (127.0.0.1:5672, guest/guest, or
+RESERVEAPI_TEST_TRANSPORT_URL). Unless ``RESERVEAPI_TEST_SUITE=
+notifications`` this package contributes no tests at all.
+"""
+
+import os
+
+SUITE_VARIABLE = 'RESERVEAPI_TEST_SUITE'
+
+
+def load_tests(loader, tests, pattern):
+    if os.environ.get(SUITE_VARIABLE) != 'notifications':
+        return loader.suiteClass()
+    tests.addTests(loader.discover(
+        start_dir=os.path.dirname(__file__), pattern=pattern or 'test*.py'))
+    return tests
