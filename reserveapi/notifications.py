@@ -215,15 +215,13 @@ def reservation_released(reservation):
     _notify(INFO, 'reservation.release', _reservation(reservation))
 
 
-def reservations_expired(count, now):
-    """One expiry pass at ``now`` expired ``count`` reservations: those
-    created more than ``[reservations] reserved_ttl`` before."""
-    ttl = CONF.reservations.reserved_ttl
-    if count:
-        _notify(INFO, 'reservation.expire', {
-            'count': count, 'reserved_ttl': ttl,
-            'created_before': _time(
-                now - datetime.timedelta(seconds=ttl))})
+def reservation_expired(reservation):
+    """A ``reserved`` reservation never confirmed within ``[reservations]
+    reserved_ttl`` ended; its payload says so (``state``, ``expires_at``)
+    with the TTL."""
+    _notify(INFO, 'reservation.expire', _reservation(
+        reservation, expires_at=_time(reservation.expires_at),
+        reserved_ttl=CONF.reservations.reserved_ttl))
 
 
 def reservation_released_as_orphan(reservation):

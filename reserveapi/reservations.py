@@ -443,9 +443,11 @@ def expire(now=None):
         now - datetime.timedelta(seconds=ttl),
         **_release_options(_claiming_source(), claims.clear_later()))
     if expired:
-        LOG.info('Expired %d reservations older than %ss', expired, ttl)
-    notifications.reservations_expired(expired, now)
-    return expired
+        LOG.info('Expired %d reservations older than %ss: %s', len(expired),
+                 ttl, ', '.join(reservation.uuid for reservation in expired))
+    for reservation in expired:
+        notifications.reservation_expired(reservation)
+    return len(expired)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -354,8 +354,8 @@ def undo_reservation(reservation, stale=False, clear_in_ironic=None):
 @base.retry_on_busy
 def expire_reservations(older_than, stale=False, clear_in_ironic=None):
     """End every ``reserved`` reservation created before ``older_than``;
-    returns how many. ``stale`` and ``clear_in_ironic`` as for
-    ``delete_reservation``.
+    returns them, as they now are (``expired``). ``stale`` and
+    ``clear_in_ironic`` as for ``delete_reservation``.
 
     The UPDATE re-checks the state, so concurrent workers never expire one
     twice and a reservation confirmed meanwhile (now ``active``) is left
@@ -372,13 +372,17 @@ def expire_reservations(older_than, stale=False, clear_in_ironic=None):
                       models.Reservation.instance_uuid, models.Node.uuid)
             .join(models.Node, models.Node.id == models.Reservation.node_id)
             .where(*old).with_for_update(of=models.Reservation)).all()
-        expired = session.execute(
+        if not rows:
+            return []
+        # The rows are locked: the UPDATE takes every one.
+        session.execute(
             sa.update(models.Reservation).where(
                 models.Reservation.id.in_([row.id for row in rows]), *old)
             .values(state=states.EXPIRED, active_node_id=None,
                     active_instance_uuid=None, expires_at=now,
-                    updated_at=now)
-        ).rowcount if rows else 0
+                    updated_at=now))
+        expired = [_record(row) for row in session.execute(_select_records(
+            models.Reservation.id.in_([row.id for row in rows])))]
         node_ids = [row.node_id for row in rows]
         nodes.refresh_flags(session, node_ids)
         if stale:

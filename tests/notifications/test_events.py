@@ -218,15 +218,19 @@ class TestReservationEvents(EventAssertions,
                 previous_host=reservation_base.HOST)
 
     def test_expired(self):
-        self.reserve()
-        self.reserve()
+        made = {self.reserve().json['uuid'] for _ in range(2)}
         self.config(group='reservations', reserved_ttl=60)
         now = timeutils.utcnow() + datetime.timedelta(seconds=120)
         self.assertEqual(2, reservations.expire(now=now))
-        self.assertEqual(
-            {'count': 2, 'reserved_ttl': 60,
-             'created_before': utc(now - datetime.timedelta(seconds=60))},
-            self.event('reservation.expire'))
+        events = self.listener.take('reservation.expire', count=2)
+        self.assertEqual(made, {payload['uuid'] for _p, _s, payload in events})
+        for priority, _publisher, payload in events:
+            self.assertEqual('info', priority)
+            shown = self.get(payload['uuid'])
+            self.assertEqual('expired', shown['state'])
+            self.assertReservationPayload(
+                shown, payload, expires_at=shown['expires_at'],
+                reserved_ttl=60)
 
     def test_released_as_orphan(self):
         orphan = self.reserve().json

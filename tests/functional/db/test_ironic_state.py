@@ -325,10 +325,11 @@ class TestIronicReleases(DBStateTestCase):
         cutoff = timeutils.utcnow()
         self.reserve('n2')
 
-        expired = db_reservations.expire_reservations(
+        expired, = db_reservations.expire_reservations(
             cutoff, stale=True, clear_in_ironic=db_inventory.ClearRequest())
 
-        self.assertEqual(1, expired)
+        self.assertEqual((old.uuid, 'expired'), (expired.uuid, expired.state))
+        self.assertIsNotNone(expired.expires_at)
         self.assertTrue(self.stale('n1'))
         due, = db_inventory.due_ironic_releases(10)
         self.assertEqual((old.node_uuid, old.instance_uuid),
