@@ -29,6 +29,7 @@ import time
 import fixtures
 from oslotest import base
 
+from reserveapi.db import migration
 from tests.functional.fixtures import deployment
 
 KEYSTONE_MISSING = (
@@ -220,7 +221,7 @@ class TestFirstDeployment(StartupTestCase):
 
     def test_config_file_after_the_sub_command(self):
         for command, args, expected in (
-                ('reserveapi-dbsync', ['current'], '0005_'),
+                ('reserveapi-dbsync', ['current'], migration.head()),
                 ('reserveapi-dbsync', ['upgrade'], 'Database is at revision'),
                 ('reserveapi-manage', ['mirror-status'],
                  'Memberships: 0 synced, 0 pending.'),
