@@ -276,6 +276,6 @@ def main(argv=None):
     # takes accepted after "upgrade check" too.
     upgradecheck.register_cli_options(CONF, Checks())
     service.prepare_service(sys.argv[1:] if argv is None else argv,
-                            usage=USAGE)
+                            usage=USAGE, results_on_stdout=True)
     upgradecheck.CONF = CONF
     return upgradecheck.run(CONF)

@@ -61,7 +61,8 @@ def global_options_first(argv):
     return moved + rest
 
 
-def prepare_service(argv=None, default_config_files=None, usage=None):
+def prepare_service(argv=None, default_config_files=None, usage=None,
+                    results_on_stdout=False):
     """Parse the command line and config files into CONF; set up logging.
 
     ``usage`` opens ``--help``: argparse prints it as written, before
@@ -69,6 +70,11 @@ def prepare_service(argv=None, default_config_files=None, usage=None):
     does and which commands it has first.
     """
     log.register_options(CONF)
+    if results_on_stdout:
+        # A command whose output is read (reserveapi-status --json):
+        # logs, --debug ones included, go to stderr unless a log file is
+        # set.
+        CONF.set_default('use_stderr', True)
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
     CONF(global_options_first(argv or []), project='reserveapi',
