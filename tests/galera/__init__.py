@@ -20,17 +20,6 @@ at all (rather than skipping each one), so that ``tox -e py3`` neither
 fails nor reports skips for it.
 """
 
-import os
-import unittest
+from tests import suites
 
-SUITE_VARIABLE = 'RESERVEAPI_TEST_SUITE'
-
-
-def load_tests(loader, standard_tests, pattern):
-    if os.environ.get(SUITE_VARIABLE) != 'galera':
-        return unittest.TestSuite()
-    here = os.path.dirname(__file__)
-    top = os.path.dirname(os.path.dirname(here))
-    standard_tests.addTests(loader.discover(start_dir=here, pattern=pattern,
-                                            top_level_dir=top))
-    return standard_tests
+load_tests = suites.gate('galera', __file__)

@@ -17,14 +17,6 @@ not install: unless ``RESERVEAPI_TEST_SUITE=ironic`` (set by the ironic tox
 env) this package contributes no tests at all, not even skipped ones.
 """
 
-import os
+from tests import suites
 
-SUITE_VARIABLE = 'RESERVEAPI_TEST_SUITE'
-
-
-def load_tests(loader, tests, pattern):
-    if os.environ.get(SUITE_VARIABLE) != 'ironic':
-        return loader.suiteClass()
-    tests.addTests(loader.discover(
-        start_dir=os.path.dirname(__file__), pattern=pattern or 'test*.py'))
-    return tests
+load_tests = suites.gate('ironic', __file__)

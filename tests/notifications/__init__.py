@@ -16,14 +16,6 @@ RESERVEAPI_TEST_TRANSPORT_URL). Unless ``RESERVEAPI_TEST_SUITE=
 notifications`` this package contributes no tests at all.
 """
 
-import os
+from tests import suites
 
-SUITE_VARIABLE = 'RESERVEAPI_TEST_SUITE'
-
-
-def load_tests(loader, tests, pattern):
-    if os.environ.get(SUITE_VARIABLE) != 'notifications':
-        return loader.suiteClass()
-    tests.addTests(loader.discover(
-        start_dir=os.path.dirname(__file__), pattern=pattern or 'test*.py'))
-    return tests
+load_tests = suites.gate('notifications', __file__)

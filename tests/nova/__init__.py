@@ -15,17 +15,6 @@ sets ``RESERVEAPI_TEST_SUITE=nova``) runs them; anywhere else this package
 loads no test at all, neither a pass nor a skip.
 """
 
-import os
-import unittest
+from tests import suites
 
-SUITE = 'nova'
-
-
-def load_tests(loader, standard_tests, pattern):
-    if os.environ.get('RESERVEAPI_TEST_SUITE') != SUITE:
-        return unittest.TestSuite()
-    this_dir = os.path.dirname(__file__)
-    standard_tests.addTests(loader.discover(
-        start_dir=this_dir, pattern=pattern or 'test*.py',
-        top_level_dir=os.path.dirname(os.path.dirname(this_dir))))
-    return standard_tests
+load_tests = suites.gate('nova', __file__)

@@ -17,14 +17,6 @@ install: unless ``RESERVEAPI_TEST_SUITE=osc`` (set by the osc tox env)
 this package contributes no tests at all, not even skipped ones.
 """
 
-import os
+from tests import suites
 
-SUITE_VARIABLE = 'RESERVEAPI_TEST_SUITE'
-
-
-def load_tests(loader, tests, pattern):
-    if os.environ.get(SUITE_VARIABLE) != 'osc':
-        return loader.suiteClass()
-    tests.addTests(loader.discover(
-        start_dir=os.path.dirname(__file__), pattern=pattern or 'test*.py'))
-    return tests
+load_tests = suites.gate('osc', __file__)
