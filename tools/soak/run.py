@@ -98,14 +98,18 @@ def write_inventory(path, count, round_):
     os.replace(partial, path)
 
 
+def _common_config(run_dir, database_url, log_name, debug):
+    """The lines both kinds of run start their config with."""
+    return ['[DEFAULT]', 'debug = %s' % debug,
+            'log_file = %s' % os.path.join(run_dir, log_name),
+            'state_path = %s' % run_dir,
+            '[api]', 'auth_strategy = noauth',
+            '[database]', 'connection = %s' % database_url]
+
+
 def config(run_dir, database_url, placement_url, log_name, debug):
-    return '\n'.join([
-        '[DEFAULT]',
-        'debug = %s' % debug,
-        'log_file = %s' % os.path.join(run_dir, log_name),
-        'state_path = %s' % run_dir,
-        '[api]', 'auth_strategy = noauth',
-        '[database]', 'connection = %s' % database_url,
+    return '\n'.join(_common_config(run_dir, database_url, log_name,
+                                     debug) + [
         '[inventory]', 'file = %s' % os.path.join(run_dir, 'nodes.json'),
         'sync_interval = 1',
         '[mirror]', 'inline_timeout = 1', 'retry_interval = 1',
@@ -401,13 +405,8 @@ LIVE_RESERVATIONS = sa.text(
 
 
 def ironic_config(run_dir, database_url, ironic_url, log_name, debug):
-    return '\n'.join([
-        '[DEFAULT]',
-        'debug = %s' % debug,
-        'log_file = %s' % os.path.join(run_dir, log_name),
-        'state_path = %s' % run_dir,
-        '[api]', 'auth_strategy = noauth',
-        '[database]', 'connection = %s' % database_url,
+    return '\n'.join(_common_config(run_dir, database_url, log_name,
+                                     debug) + [
         '[inventory]', 'source = ironic', 'sync_interval = 1',
         '[ironic]', 'auth_type = none', 'endpoint_override = %s' % ironic_url,
         'claim_nodes = true', 'reconcile_interval = 1',
