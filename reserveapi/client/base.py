@@ -29,7 +29,12 @@ MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
-MAX_VERSION = '1.0'
+MAX_VERSION = '1.2'
+# The first microversions that know Ironic partitions in a reservation
+# (``shard``, ``conductor_group``) and the capacity summary of a
+# partition (``GET /v1/capacity`` with traits and architectures).
+PARTITIONS_VERSION = '1.1'
+SUMMARY_VERSION = '1.2'
 # Idempotent calls are retried on connection failures and on these
 # statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
 RETRIES = 3
@@ -96,6 +101,11 @@ class BaseClient:
         self._version = None
         self._root = None
         self._lock = threading.Lock()
+
+    def speaks(self, version):
+        """Whether the negotiated microversion is ``version`` or newer."""
+        return (ks_discover.normalize_version_number(self.api_version)
+                >= ks_discover.normalize_version_number(version))
 
     @property
     def api_version(self):

@@ -20,9 +20,13 @@ from reserveapi.client import base
 class ReservationClient(base.BaseClient):
 
     def reserve(self, instance_uuid, host, request_spec, project_id=None,
-                candidate_nodes=None):
+                candidate_nodes=None, shard=None, conductor_group=None):
         """Reserve a node; calling again for the same instance and host
         returns the same reservation, so it is safe to retry.
+
+        ``shard`` and ``conductor_group`` (Ironic's partitions; ``''`` is
+        Ironic's default conductor group) limit the match to that
+        partition; they need microversion 1.1.
         """
         body = {'instance_uuid': instance_uuid, 'host': host,
                 'request_spec': request_spec}
@@ -30,6 +34,10 @@ class ReservationClient(base.BaseClient):
             body['project_id'] = project_id
         if candidate_nodes is not None:
             body['candidate_nodes'] = list(candidate_nodes)
+        partition = _partition(shard, conductor_group)
+        if partition:
+            self._require(base.PARTITIONS_VERSION, 'reserving in a partition')
+            body.update(partition)
         # The service answers a repeated request with the reservation it
         # already made, so a POST lost in transit is safe to send again.
         return self.request('POST', '/v1/reservations', json=body,
@@ -90,7 +98,32 @@ class ReservationClient(base.BaseClient):
             url += '?' + urllib.parse.urlencode({'host': host})
         return self.request('GET', url)['capacity']
 
+    def summary(self, host, shard=None, conductor_group=None):
+        """What a compute host reports, in one request whose cost does
+        not grow with the inventory: per resource class of the partition
+        its total, free, held and held by ``host`` (``capacity``), the
+        free nodes' ``traits`` and the partition's ``architectures``.
+        Needs microversion 1.2.
+        """
+        self._require(base.SUMMARY_VERSION, 'capacity summary')
+        query = dict(_partition(shard, conductor_group), host=host)
+        return self.request(
+            'GET', '/v1/capacity?' + urllib.parse.urlencode(sorted(
+                query.items())))
+
+    def _require(self, version, what):
+        if not self.speaks(version):
+            raise base.ClientError(
+                None, None, '%s: needs microversion %s; the service speaks '
+                'up to %s.' % (what, version, self.api_version), None)
+
     def _patch(self, uuid, path, value, idempotent=False):
         return self.request(
             'PATCH', '/v1/reservations/%s' % uuid, idempotent=idempotent,
             json=[{'op': 'replace', 'path': path, 'value': value}])
+
+
+def _partition(shard, conductor_group):
+    return {name: value for name, value in (
+        ('shard', shard), ('conductor_group', conductor_group))
+        if value is not None}

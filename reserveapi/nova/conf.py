@@ -37,13 +37,19 @@ driver_opts = [
                      'time between upgrading nova-compute and deploying '
                      'the reservation service.'),
     cfg.IntOpt('inventory_cache_time', default=10, min=0,
-               help='Seconds a GET /v1/capacity answer is reused. The '
-                    'resource tracker asks for the inventory on every '
-                    'claim; the whole cloud is reported by every host.'),
+               help='Seconds the capacity summary of this host\'s Ironic '
+                    'partition (GET /v1/capacity: per resource class, the '
+                    'free nodes\' traits, the architectures) is reused. '
+                    'The resource tracker asks for the inventory on every '
+                    'claim; its cost does not grow with the inventory.'),
     cfg.IntOpt('traits_cache_time', default=300, min=0,
-               help='Seconds the union of the free nodes\' traits and '
-                    'their architectures is reused; reading them lists '
-                    'the whole inventory.'),
+               deprecated_for_removal=True,
+               deprecated_since='2027.1',
+               deprecated_reason='The traits and architectures come with '
+                                 'the capacity summary, reused for '
+                                 'inventory_cache_time; no node is listed '
+                                 'any more.',
+               help='Ignored.'),
 ]
 
 aggregate_hook_opts = [

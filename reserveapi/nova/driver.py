@@ -26,16 +26,19 @@ import threading
 import time
 import uuid
 
+from nova.compute import task_states
 from nova import context as nova_context
 from nova import exception
 from nova import objects
 import nova.conf
-from nova.virt.ironic import driver as ironic_driver
+from nova.scheduler.client import report
 from oslo_log import log as logging
 
 from reserveapi import client
+from reserveapi.client import base as client_base
 from reserveapi.nova import conf as reserveapi_conf
 from reserveapi.nova import request_spec
+from reserveapi.nova import stock
 
 CONF = nova.conf.CONF
 reserveapi_conf.register_opts(CONF)
@@ -44,7 +47,15 @@ LOG = logging.getLogger(__name__)
 # Compute node UUIDs are uuid5(NODE_NAMESPACE, host): stable per host,
 # distinct between hosts, the same after a restart or a reinstall.
 NODE_NAMESPACE = uuid.UUID('5a0a4e8c-1d6e-5b8f-9a43-6f1c2f0c9e11')
-_FREE = 'available'
+
+
+def ironic_partition():
+    """This host's Ironic partition, from nova.conf's ``[ironic] shard``
+    and ``conductor_group`` as the stock driver reads them: an empty
+    shard is none; an empty conductor group is Ironic's default group.
+    """
+    return {'shard': CONF.ironic.shard or None,
+            'conductor_group': CONF.ironic.conductor_group}
 
 
 class _InstanceOnNode:
@@ -103,7 +114,7 @@ class _Cached:
             return self._value
 
 
-class IronicDriver(ironic_driver.IronicDriver):
+class IronicDriver(stock.StockDriver):
     """``compute_driver = reserveapi.IronicDriver`` (through
     ``reserveapi-nova-compute``).
     """
@@ -118,10 +129,9 @@ class IronicDriver(ironic_driver.IronicDriver):
         self._reservations = None
         # instance uuid -> its reservation, as this process made it.
         self._reserved = {}
-        self._capacity = _Cached(
-            self._read_capacity, lambda: CONF.reserveapi.inventory_cache_time)
-        self._free_nodes = _Cached(
-            self._read_free_nodes, lambda: CONF.reserveapi.traits_cache_time)
+        self._partition = {}
+        self._summary = _Cached(
+            self._read_summary, lambda: CONF.reserveapi.inventory_cache_time)
 
     # Start-up ---------------------------------------------------------
 
@@ -146,9 +156,18 @@ class IronicDriver(ironic_driver.IronicDriver):
                         'reservation service and restart.', error.detail)
             self.rebalances_nodes = True
             return super().init_host(host)
+        self._partition = ironic_partition()
+        if not reservations.speaks(client_base.SUMMARY_VERSION):
+            raise exception.InvalidConfiguration(
+                'The reservation service speaks microversions up to %s; '
+                'this driver needs %s (%s): upgrade the service before '
+                'nova-compute.' % (
+                    version, client_base.SUMMARY_VERSION,
+                    _needs(self._partition)))
         self._reservations = reservations
         LOG.info('Reserving Ironic nodes through the reservation service '
-                 '(microversion %s) for host %s.', version, host)
+                 '(microversion %s) for host %s, %s.', version, host,
+                 _describe(self._partition))
 
     @property
     def _uses_reservations(self):
@@ -165,7 +184,7 @@ class IronicDriver(ironic_driver.IronicDriver):
             return super().get_available_nodes(refresh=refresh)
         # The resource tracker's periodic task calls this: keep the cache
         # of this host's deployed nodes fresh, as the stock driver does.
-        self._refresh_cache()
+        self.refresh_node_cache()
         return [self._host]
 
     def get_nodenames_by_uuid(self, refresh=False):
@@ -179,54 +198,52 @@ class IronicDriver(ironic_driver.IronicDriver):
         return nodename == self._host
 
     def is_node_deleted(self, nodename):
-        if not self._uses_reservations or nodename != self._host:
-            # A compute node left from the stock driver: deleted only once
-            # its Ironic node is.
-            return super().is_node_deleted(nodename)
-        return False
-
-    def _refresh_cache(self):
-        """The Ironic nodes that carry this host's instances."""
+        """A compute node the stock driver left on this host (one per
+        Ironic node) is retired once no instance of this host is on it,
+        so that Placement stops offering it; its Ironic node is offered
+        through the reservation service instead.
+        """
         if not self._uses_reservations:
-            return super()._refresh_cache()
-        nodes = self._get_node_list(fields=ironic_driver._NODE_FIELDS,
-                                    associated=True)
+            return super().is_node_deleted(nodename)
+        if nodename == self._host:
+            return False
+        return not objects.InstanceList.get_uuids_by_host_and_node(
+            nova_context.get_admin_context(), self._host, nodename)
+
+    def refresh_node_cache(self):
+        """The Ironic nodes of this host's partition that carry this
+        host's instances.
+        """
+        if not self._uses_reservations:
+            return super().refresh_node_cache()
+        filters = {name: value for name, value in self._partition.items()
+                   if value is not None}
+        nodes = self.list_ironic_nodes(associated=True, **filters)
         ours = set(objects.InstanceList.get_uuids_by_host(
             nova_context.get_admin_context(), self._host))
-        self.node_cache = {node.id: node for node in nodes
-                           if node.instance_id in ours}
-        self.node_cache_time = time.time()
+        self.replace_node_cache(
+            [node for node in nodes if node.instance_id in ours],
+            time.time())
 
-    # Capacity: the whole cloud, on every host ------------------------
+    # Capacity: the whole partition, on every host of it --------------
 
-    def _read_capacity(self):
-        return self._reservations.capacity(host=self._host)
-
-    def _read_free_nodes(self):
-        """(traits of the free nodes, architectures of all nodes)."""
-        traits, arches = set(), set()
-        for node in self._reservations.nodes():
-            if node.get('cpu_arch'):
-                arches.add(node['cpu_arch'])
-            if (node['provision_state'] == _FREE
-                    and not node['maintenance'] and not node['retired']
-                    and node['instance_uuid'] is None
-                    and node['reservation'] is None):
-                traits.update(node['traits'])
-        return traits, arches
+    def _read_summary(self):
+        """One request, whose cost does not grow with the inventory: the
+        partition's capacity, its free nodes' traits, its architectures.
+        """
+        return self._reservations.summary(self._host, **self._partition)
 
     def get_available_resource(self, nodename):
         if not self._uses_reservations:
             return super().get_available_resource(nodename)
-        _, arches = self._free_nodes.get()
-        supported = [instance_type for arch in sorted(arches)
-                     for instance_type in
-                     ironic_driver._get_nodes_supported_instances(arch)]
+        supported = [instance_type for arch in
+                     self._summary.get()['architectures']
+                     for instance_type in self.supported_instances(arch)]
         return {
             'uuid': self._node_uuid,
             'hypervisor_hostname': self._host,
-            'hypervisor_type': self._get_hypervisor_type(),
-            'hypervisor_version': self._get_hypervisor_version(),
+            'hypervisor_type': self.hypervisor_type(),
+            'hypervisor_version': self.hypervisor_version(),
             'cpu_info': None,
             'vcpus': 0, 'vcpus_used': 0,
             'memory_mb': 0, 'memory_mb_used': 0,
@@ -237,15 +254,17 @@ class IronicDriver(ironic_driver.IronicDriver):
         }
 
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
-        """Every resource class of the cloud, its whole total; reserved
-        are the nodes neither free nor held by this host (Placement
-        already subtracts this host's own allocations).
+        """Every resource class of the partition, its whole total;
+        reserved are the nodes neither free nor held by this host
+        (Placement already subtracts this host's own allocations); the
+        traits are the free nodes'. Free is the service's rule.
         """
         if not self._uses_reservations:
             return super().update_provider_tree(provider_tree, nodename,
                                                 allocations=allocations)
+        summary = self._summary.get()
         inventory = {}
-        for row in self._capacity.get():
+        for row in summary['capacity']:
             if not row['resource_class'] or not row['total']:
                 continue
             hidden = (row['total'] - row['available']
@@ -255,9 +274,8 @@ class IronicDriver(ironic_driver.IronicDriver):
                 'min_unit': 1, 'max_unit': 1, 'step_size': 1,
                 'allocation_ratio': 1.0,
             }
-        traits, _ = self._free_nodes.get()
         provider_tree.update_inventory(nodename, inventory)
-        provider_tree.update_traits(nodename, sorted(traits))
+        provider_tree.update_traits(nodename, summary['traits'])
 
     # Spawn ------------------------------------------------------------
 
@@ -268,18 +286,18 @@ class IronicDriver(ironic_driver.IronicDriver):
         if not self._uses_reservations:
             return super().prepare_for_spawn(instance)
         reservation = self._reserve(instance)
-        node = self._get_node(reservation['node_uuid'])
+        node = self.get_ironic_node(reservation['node_uuid'])
         # With [ironic] claim_nodes the service has already set our
         # instance_uuid: that node is ours, not "in use".
         if (node.instance_id not in (None, instance.uuid)
-                or self._node_resources_unavailable(node)):
+                or self.node_unusable(node)):
             self._release(instance)
             raise exception.ComputeResourcesUnavailable(
                 reason='Reserved Ironic node %s is in use or unavailable '
                        'in Ironic.' % node.id)
         if node.instance_id is None:
             try:
-                self._set_instance_id(node, instance)
+                self.mark_node_for_instance(node, instance)
             except exception.InstanceDeployFailure as error:
                 self._release(instance)
                 raise exception.ComputeResourcesUnavailable(
@@ -291,7 +309,7 @@ class IronicDriver(ironic_driver.IronicDriver):
         try:
             reservation = self._reservations.reserve(
                 instance.uuid, self._host, spec,
-                project_id=instance.project_id)
+                project_id=instance.project_id, **self._partition)
         except (client.Conflict, client.ServiceUnavailable) as error:
             # No valid node here (or the service is down): Nova tries the
             # next host the scheduler chose, then sets ERROR.
@@ -339,6 +357,27 @@ class IronicDriver(ironic_driver.IronicDriver):
         super().destroy(context, instance, *args, **kwargs)
         if self._uses_reservations:
             self._release(instance)
+            if (instance.node != self._host
+                    and instance.task_state == task_states.DELETING):
+                self._retire_stock_node(context, instance.node)
+
+    def _retire_stock_node(self, context, nodename):
+        """Retire the compute node the stock driver registered for the
+        instance being deleted (it booted before this host moved to the
+        reservation service), with its provider, now rather than at the
+        next periodic task: until then Placement would offer its freed
+        resource, and a boot sent there would fail its first attempt.
+        """
+        try:
+            node = objects.ComputeNode.get_by_host_and_nodename(
+                context, self._host, nodename)
+        except exception.ComputeHostNotFound:
+            return
+        LOG.info('Retiring compute node %s, left from the stock Ironic '
+                 'driver: its last instance is deleted.', nodename)
+        report.report_client_singleton().delete_resource_provider(
+            context, node, cascade=True)
+        node.destroy()
 
     def _release(self, instance):
         """Release by instance UUID, so it works after a restart; an
@@ -368,7 +407,7 @@ class IronicDriver(ironic_driver.IronicDriver):
         if reservation is not None:
             return reservation['node_uuid']
         try:
-            return self._validate_instance_and_node(instance).id
+            return self.ironic_node_of_instance(instance).id
         except exception.InstanceNotFound:
             reservation = self._find_reservation(instance)
             if reservation is None:
@@ -381,11 +420,11 @@ class IronicDriver(ironic_driver.IronicDriver):
             return instance
         return _InstanceOnNode(instance, self._ironic_node_of(instance))
 
-    def _cleanup_deploy(self, node, instance, network_info=None):
+    def clean_up_deploy(self, node, instance, network_info=None):
         if (self._uses_reservations
                 and not isinstance(instance, _InstanceOnNode)):
             instance = _InstanceOnNode(instance, node.id)
-        return super()._cleanup_deploy(node, instance, network_info)
+        return super().clean_up_deploy(node, instance, network_info)
 
     def prepare_networks_before_block_device_mapping(self, instance,
                                                      network_info):
@@ -415,3 +454,17 @@ class IronicDriver(ironic_driver.IronicDriver):
 
     def get_volume_connector(self, instance):
         return super().get_volume_connector(self._on_node(instance))
+
+
+def _needs(partition):
+    if partition['shard'] is not None or (
+            partition['conductor_group'] is not None):
+        return 'this host is limited to %s' % _describe(partition)
+    return 'the capacity summary'
+
+
+def _describe(partition):
+    named = ['%s %r' % (name.replace('_', ' '), value)
+             for name, value in sorted(partition.items())
+             if value is not None]
+    return ' and '.join(named) if named else 'every Ironic node'

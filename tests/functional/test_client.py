@@ -83,7 +83,9 @@ class TestReservationClient(base.DBTestCase):
         self.assertNotIsInstance(error, client.NoValidNode)
 
     def test_microversion_is_negotiated_from_the_version_document(self):
-        self.assertEqual('1.0', self.client.api_version)
+        # The newest both speak: the client's newest is the service's.
+        self.assertEqual('1.2', self.client.api_version)
+        self.assertTrue(self.client.speaks('1.1'))
 
     def test_list_follows_next_links(self):
         self.config(max_limit=1, group='api')
@@ -132,17 +134,18 @@ class _Unavailable:
     the version document. ``failures`` calls fail, then each answers 204.
     """
 
-    def __init__(self, status=503, failures=None):
+    def __init__(self, status=503, failures=None, max_version='1.7'):
         self.calls = []
         self.status = status
         self.failures = failures
+        self.max_version = max_version
 
     def __call__(self, environ, start_response):
         if environ['PATH_INFO'] == '/':
             start_response('200 OK', [('Content-Type', 'application/json')])
             return [json.dumps({'versions': [{
                 'id': 'v1', 'min_version': '1.0',
-                'max_version': '1.7'}]}).encode()]
+                'max_version': self.max_version}]}).encode()]
         self.calls.append((environ['REQUEST_METHOD'], environ['PATH_INFO'],
                            environ.get('HTTP_OPENSTACK_API_VERSION')))
         if self.failures is not None and len(self.calls) > self.failures:
@@ -176,8 +179,8 @@ class TestClientFailures(tests_base.TestCase):
         self.assertEqual(4, len(self.service.calls))
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
-        # The newest version both sides speak is the client's 1.0.
-        self.assertEqual({'baremetal-reservation 1.0, reservation 1.0'},
+        # The newest version both sides speak is the client's newest.
+        self.assertEqual({'baremetal-reservation 1.2, reservation 1.2'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):
@@ -218,6 +221,22 @@ class TestClientFailures(tests_base.TestCase):
         self.patch(client.base, 'MAX_VERSION', '1.9')
         error = self.assertRaises(client.ClientError, self.client.capacity)
         self.assertIn('1.0 to 1.7', str(error))
+        self.assertEqual([], self.service.calls)
+
+    def test_an_older_service_is_never_sent_what_it_would_ignore(self):
+        # A service of 1.0 knows no partitions and no summary: the client
+        # refuses before it sends anything, never reserving in the whole
+        # cloud for a host limited to one shard.
+        self.service.max_version = '1.0'
+        self.assertEqual('1.0', self.client.api_version)
+        self.assertFalse(self.client.speaks(client.base.PARTITIONS_VERSION))
+        error = self.assertRaises(
+            client.ClientError, self.client.reserve, str(uuid.uuid4()),
+            'compute-1', examples.REQUEST_SPEC, shard='sa')
+        self.assertIn('needs microversion 1.1', error.detail)
+        error = self.assertRaises(client.ClientError, self.client.summary,
+                                  'compute-1')
+        self.assertIn('needs microversion 1.2', error.detail)
         self.assertEqual([], self.service.calls)
 
 

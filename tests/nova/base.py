@@ -149,13 +149,28 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
 
     # Helpers --------------------------------------------------------
 
-    def boot(self, count, name='server'):
-        """POST ``count`` servers at once, without waiting."""
+    def boot(self, count, name='server', host=None, az=None):
+        """POST ``count`` servers at once, without waiting; ``host``
+        asks the scheduler for that host (its filters still apply), ``az``
+        for that availability zone.
+        """
         return [self.api.post_server({'server': self._build_server(
             name='%s-%d' % (name, index), flavor_id=self.flavor_id,
             image_uuid=nova_fixtures.GlanceFixture.image1['id'],
             networks=[{'uuid': nova_fixtures.NeutronFixture.network_1['id']}
-                      ])}) for index in range(count)]
+                      ], host=host, az=az)}) for index in range(count)]
+
+    def build_attempts(self, server):
+        """How many compute hosts tried to build ``server``: 1 unless it
+        was rescheduled.
+        """
+        (create,) = [action for action in
+                     self.api.get_instance_actions(server['id'])
+                     if action['action'] == 'create']
+        events = self.api.get_instance_action_details(
+            server['id'], create['request_id'])['events']
+        return sum(1 for event in events
+                   if event['event'] == 'compute__do_build_and_run_instance')
 
     def wait_for_status(self, servers, statuses=('ACTIVE', 'ERROR'),
                         timeout=WAIT_TIMEOUT):

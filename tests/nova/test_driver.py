@@ -14,6 +14,7 @@
 real Ironic, the reservation service."""
 
 import collections
+import json
 from unittest import mock
 import uuid
 
@@ -25,6 +26,7 @@ from nova.virt.ironic import driver as ironic_driver
 from reserveapi import client
 from reserveapi.nova import driver
 from tests.nova import base
+from tests.nova import nova_api
 
 
 class TestReservationDriver(base.IronicTestCase):
@@ -55,10 +57,23 @@ class TestReservationDriver(base.IronicTestCase):
         self.ironic.set_traits(self.node_uuids[1], ['CUSTOM_GPU',
                                                     'CUSTOM_RAID'])
         self.sync_reservation_inventory()
-        self.flags(group='reserveapi', traits_cache_time=0)
+        self.flags(group='reserveapi', inventory_cache_time=0)
         context = nova_context.get_admin_context()
-        for compute in self.computes.values():
-            compute.manager.update_available_resource(context)
+        sent = []
+        real_request = client.ReservationClient.request
+
+        def request(reservations, method, url, *args, **kwargs):
+            sent.append((method, url.split('?')[0]))
+            return real_request(reservations, method, url, *args, **kwargs)
+
+        with mock.patch.object(client.ReservationClient, 'request',
+                               request):
+            for compute in self.computes.values():
+                compute.manager.update_available_resource(context)
+        # The summary (read for the resources, then for the provider tree:
+        # no cache here), whatever the inventory's size; no node listed.
+        self.assertEqual({('GET', '/v1/capacity')}, set(sent))
+        self.assertLessEqual(len(self.HOSTS), len(sent))
         for node in self.compute_nodes():
             traits = set(self.placement.get(
                 '/resource_providers/%s/traits' % node.uuid,
@@ -253,6 +268,19 @@ class TestReservationDriver(base.IronicTestCase):
                       ('cleaning', 'available'))
 
 
+class _VersionDocument:
+    """A service that serves microversions up to ``max_version``."""
+
+    def __init__(self, max_version):
+        self.max_version = max_version
+
+    def __call__(self, environ, start_response):
+        start_response('200 OK', [('Content-Type', 'application/json')])
+        return [json.dumps({'versions': [{
+            'id': 'v1', 'min_version': '1.0',
+            'max_version': self.max_version}]}).encode()]
+
+
 class TestStartUp(base.IronicTestCase):
     """``[reserveapi] required``, with the service away."""
 
@@ -267,11 +295,27 @@ class TestStartUp(base.IronicTestCase):
         self.assertNotIn('\n', message)
         self.assertIn('[reserveapi] required is true', message)
 
+    def test_an_older_service_is_refused_in_one_line(self):
+        # A service of 1.1 could not limit this host to its shard in the
+        # capacity it reports: refused, never ignored.
+        older = self.useFixture(nova_api.LoopbackFront(
+            _VersionDocument('1.1')))
+        self.flags(group='reserveapi', endpoint_override=older.url)
+        self.flags(group='ironic', shard='sa')
+        error = self.assertRaises(
+            exception.InvalidConfiguration, self.start_service, 'compute',
+            host='compute-2')
+        message = str(error)
+        self.assertNotIn('\n', message)
+        self.assertIn("up to 1.1; this driver needs 1.2 (this host is "
+                      "limited to shard 'sa')", message)
+
     def test_not_required_runs_the_stock_driver(self):
         self.reserveapi.stop()
         self.flags(group='reserveapi', required=False)
         compute = self.start_service('compute', host='compute-2')
-        self.assertIn('running the stock Ironic driver',
+        self.assertIn('running the stock Ironic driver, one compute node '
+                      'per Ironic node, which is deprecated',
                       self.stdlog.logger.output)
         self.assertIsInstance(compute.manager.driver, driver.IronicDriver)
         # One compute node per Ironic node for the stock-mode host (on

@@ -13,6 +13,8 @@
 """The Nova side's pieces with real Nova objects, and its launcher and
 sample config as an operator runs them."""
 
+import ast
+import inspect
 import json
 import os
 import subprocess
@@ -21,10 +23,12 @@ import sys
 from nova import objects
 from nova import test
 from nova import utils as nova_utils
+from nova.virt.ironic import driver as ironic_driver
 
 from reserveapi.matcher import spec as matcher_spec
 from reserveapi.nova import driver
 from reserveapi.nova import request_spec
+from reserveapi.nova import stock
 
 
 def _command(name):
@@ -74,6 +78,39 @@ class TestResourceClassNames(test.NoDBTestCase):
             self.assertEqual(nova_utils.normalize_rc_name(name),
                              matcher_spec.normalize_resource_class(name),
                              name)
+
+
+class TestStockDriverPrivateNames(test.NoDBTestCase):
+    """The private names of Nova's stock Ironic driver that ours uses, all
+    in reserveapi.nova.stock: a Nova release that renames or reshapes one
+    fails here, by name.
+    """
+
+    def test_each_exists_with_the_parameters_we_use(self):
+        for name, parameters in stock.PRIVATE.items():
+            owner = ironic_driver
+            for part in name.split('.'):
+                self.assertTrue(hasattr(owner, part),
+                                'Nova no longer has %s' % name)
+                owner = getattr(owner, part)
+            if parameters is None:
+                continue
+            signature = [parameter for parameter in
+                         inspect.signature(owner).parameters
+                         if parameter != 'self']
+            self.assertEqual(list(parameters), signature, name)
+
+    def test_no_other_module_uses_a_private_nova_name(self):
+        package = os.path.dirname(driver.__file__)
+        private = {name.split('.')[-1] for name in stock.PRIVATE}
+        for filename in sorted(os.listdir(package)):
+            if not filename.endswith('.py') or filename == 'stock.py':
+                continue
+            with open(os.path.join(package, filename)) as source:
+                tree = ast.parse(source.read())
+            used = {node.attr for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute)}
+            self.assertEqual(set(), used & private, filename)
 
 
 class _Instance(dict):
