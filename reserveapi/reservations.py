@@ -538,9 +538,13 @@ def take_over(source, destination, force=False):
     return moved
 
 
-def get_capacity(host=None):
-    """Per resource class: total, available, reserved and summed sizes.
+def get_capacity(host=None, shard=None, conductor_group=None,
+                 labels=False):
+    """Per resource class: total, available, reserved and summed sizes,
+    of the partition ``shard`` and ``conductor_group`` (each when given);
+    with ``labels``, the free nodes' traits and the architectures too.
+    See db.nodes.get_capacity.
 
     :raises: DBError
     """
-    return db_nodes.get_capacity(host)
+    return db_nodes.get_capacity(host, shard, conductor_group, labels)

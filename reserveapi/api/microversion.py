@@ -35,8 +35,14 @@ VERSIONS = [
             # conductor_group and shard; nodes show shard and stale_since,
             # filter by shard; GET /v1/nodes says when and from where the
             # inventory was last synced.
+    '1.2',  # Capacity summary: GET /v1/capacity takes shard and
+            # conductor_group and also answers the free nodes' traits and
+            # the architectures, all of that partition: a compute host's
+            # periodic report in one request that costs the same at any
+            # number of nodes.
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
+CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')
 MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 

@@ -152,6 +152,12 @@ def _partition_clauses(f, value):
         yield node.shard == value(f.shard)
 
 
+def partition_clauses(conductor_group=None, shard=None):
+    """The matcher's partition clauses for a query of nodes of its own."""
+    return list(_partition_clauses(
+        NodeFilter(conductor_group=conductor_group, shard=shard), _literal))
+
+
 def _size_clauses(f, value):
     node = models.Node
     for name, column, minimum, exact in (

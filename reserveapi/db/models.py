@@ -136,7 +136,10 @@ class Reservation(TimestampMixin, Base):
                             name='uniq_reservations0active_node_id'),
         sa.UniqueConstraint('active_instance_uuid',
                             name='uniq_reservations0active_instance_uuid'),
-        sa.Index('reservations_host_idx', 'host'),
+        # Leads with the host and then tells live reservations apart:
+        # a host's live reservations per class without reading its ended
+        # ones (capacity's ``reserved_by_host``).
+        sa.Index('reservations_host_live_idx', 'host', 'active_node_id'),
         sa.Index('reservations_instance_uuid_idx', 'instance_uuid'),
         sa.Index('reservations_state_created_idx', 'state', 'created_at'),
         TABLE_ARGS,
@@ -156,6 +159,69 @@ class Reservation(TimestampMixin, Base):
     expires_at = sa.Column(DateTime, nullable=True)
 
     node = orm.relationship('Node', lazy='joined', innerjoin=True)
+
+
+SUMMARY_SLOTS = 16
+"""Counter rows per key of the node summary: a node adds to slot ``id %
+SUMMARY_SLOTS``, so that concurrent claims (and Galera writers) seldom
+update the same row; a reader sums the slots."""
+
+
+def _summary_key(name, length=255):
+    """A key column of the node summary: the partition's shard and
+    conductor group are '' where the node's are NULL (the inventory
+    stores an empty value as NULL, so '' is never a value of its own)."""
+    return sa.Column(name, sa.String(length), primary_key=True)
+
+
+class CapacityCounter(Base):
+    """Per partition, resource class and slot: the capacity counts of
+    the nodes, kept by triggers on ``nodes`` (migration 0007) in the
+    transaction of every change, so that reading capacity costs the same
+    at any number of nodes.
+    """
+
+    __tablename__ = 'capacity_counters'
+    __table_args__ = (TABLE_ARGS,)
+
+    shard = _summary_key('shard')
+    conductor_group = _summary_key('conductor_group')
+    resource_class = _summary_key('resource_class')
+    slot = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    total = sa.Column(sa.BigInteger, nullable=False)
+    available = sa.Column(sa.BigInteger, nullable=False)
+    reserved = sa.Column(sa.BigInteger, nullable=False)
+    memory_mb = sa.Column(sa.BigInteger, nullable=False)
+    vcpus = sa.Column(sa.BigInteger, nullable=False)
+    local_gb = sa.Column(sa.BigInteger, nullable=False)
+
+
+class FreeTraitCounter(Base):
+    """Per partition, trait and slot: how many free nodes have the
+    trait; kept by triggers on ``nodes`` and ``node_traits``."""
+
+    __tablename__ = 'free_trait_counters'
+    __table_args__ = (TABLE_ARGS,)
+
+    shard = _summary_key('shard')
+    conductor_group = _summary_key('conductor_group')
+    trait = _summary_key('trait')
+    slot = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    node_count = sa.Column(sa.BigInteger, nullable=False)
+
+
+class CpuArchCounter(Base):
+    """Per partition, CPU architecture and slot: how many nodes (not
+    vanished) have it; kept by triggers on ``nodes``."""
+
+    __tablename__ = 'cpu_arch_counters'
+    __table_args__ = (TABLE_ARGS,)
+
+    shard = _summary_key('shard')
+    conductor_group = _summary_key('conductor_group')
+    cpu_arch = _summary_key('cpu_arch', 64)
+    slot = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    node_count = sa.Column(sa.BigInteger, nullable=False)
 
 
 class MirrorAggregate(TimestampMixin, Base):

@@ -200,41 +200,87 @@ def _clear_reserved_statement():
         reserved=False, updated_at=node.updated_at)
 
 
-def get_capacity(host=None):
-    """Per resource class: total, available, reserved, and summed sizes,
-    as ints (SUM gives NULL or a Decimal on some backends); with
-    ``host``, also how many of each class ``host`` holds. Nodes without
-    a resource class are left out: Nova reports no inventory for them.
+def get_capacity(host=None, shard=None, conductor_group=None,
+                 labels=False):
+    """Per resource class: total, available, reserved, and summed sizes;
+    with ``host``, also how many of each class ``host`` holds; with
+    ``labels``, also the sorted ``traits`` of the free nodes and the
+    sorted ``architectures`` of the nodes. Only of the nodes in the
+    partition ``shard`` and ``conductor_group`` (each when given, as the
+    matcher takes them: '' is the default group). Nodes without a
+    resource class are left out of the capacity: Nova reports no
+    inventory for them.
+
+    Read from the counters the triggers keep (migration 0007) and a
+    host's live reservations: the cost does not grow with the nodes.
 
     :raises: DBError
     """
-    node = models.Node
-    reservation = models.Reservation
-    available = sa.and_(reservation.id.is_(None), *matching.free_clauses())
-    columns = [
-        node.resource_class,
-        sa.func.count(node.id).label('total'),
-        sa.func.sum(sa.case((available, 1), else_=0)).label('available'),
-        sa.func.sum(sa.case((reservation.id.is_not(None), 1),
-                            else_=0)).label('reserved'),
-        sa.func.sum(node.memory_mb).label('memory_mb'),
-        sa.func.sum(node.cpus).label('vcpus'),
-        sa.func.sum(node.local_gb).label('local_gb'),
-    ]
-    if host is not None:
-        columns.append(sa.func.sum(sa.case(
-            (reservation.host == host, 1), else_=0)).label('reserved_by_host'))
-    query = (sa.select(*columns)
-             .select_from(node)
-             .outerjoin(reservation, matching.live_reservation_join())
-             .where(node.vanished.is_(False),
-                    node.resource_class.is_not(None))
-             .group_by(node.resource_class)
-             .order_by(node.resource_class))
+    counter = models.CapacityCounter
+    values = ('total', 'available', 'reserved', 'memory_mb', 'vcpus',
+              'local_gb')
+    query = (sa.select(counter.resource_class,
+                       *[sa.func.sum(getattr(counter, name)).label(name)
+                         for name in values])
+             .where(*_in_partition(counter, shard, conductor_group))
+             .group_by(counter.resource_class)
+             .having(sa.func.sum(counter.total) > 0)
+             .order_by(counter.resource_class))
     with base.reader() as session:
-        return [{key: value if key == 'resource_class' else int(value or 0)
-                 for key, value in row._mapping.items()}
-                for row in session.execute(query)]
+        # SUM is a Decimal on some backends.
+        capacity = [dict(row._mapping, **{name: int(row._mapping[name])
+                                          for name in values})
+                    for row in session.execute(query)]
+        if host is not None:
+            held = _held_by_host(session, host, shard, conductor_group)
+            for row in capacity:
+                row['reserved_by_host'] = held.get(row['resource_class'], 0)
+        if not labels:
+            return {'capacity': capacity}
+        return {'capacity': capacity,
+                'traits': _labels(session, models.FreeTraitCounter.trait,
+                                  shard, conductor_group),
+                'architectures': _labels(
+                    session, models.CpuArchCounter.cpu_arch, shard,
+                    conductor_group)}
+
+
+def _in_partition(counter, shard, conductor_group):
+    """The counter rows of a partition: the node's NULL shard or group
+    is '' there, so the default group ('') is the counters' ''."""
+    clauses = []
+    if conductor_group is not None:
+        clauses.append(counter.conductor_group == conductor_group)
+    if shard is not None:
+        clauses.append(counter.shard == shard)
+    return clauses
+
+
+def _labels(session, column, shard, conductor_group):
+    """The sorted names (traits, architectures) whose counter is not 0."""
+    counter = column.class_
+    return list(session.scalars(
+        sa.select(column)
+        .where(*_in_partition(counter, shard, conductor_group))
+        .group_by(column).having(sa.func.sum(counter.node_count) > 0)
+        .order_by(column)))
+
+
+def _held_by_host(session, host, shard, conductor_group):
+    """{resource class: nodes of the partition ``host``'s live
+    reservations hold}: read through the (host, active_node_id) index,
+    so it costs what the host holds, not what the inventory has."""
+    node, reservation = models.Node, models.Reservation
+    query = (sa.select(node.resource_class, sa.func.count())
+             .select_from(reservation)
+             .join(node, node.id == reservation.active_node_id)
+             .where(reservation.host == host,
+                    reservation.active_node_id.is_not(None),
+                    node.vanished.is_(False),
+                    node.resource_class.is_not(None),
+                    *matching.partition_clauses(conductor_group, shard))
+             .group_by(node.resource_class))
+    return dict(session.execute(query).all())
 
 
 def count_nodes():

@@ -59,8 +59,14 @@ class _MigratedSchema(test_fixtures.GeneratesSchemaFromMigrations,
         migration.upgrade(engine=engine)
 
     def delete_from_schema(self, engine):
+        # The summary's counters last: deleting nodes adds to them.
+        counters = {models.CapacityCounter.__table__,
+                    models.FreeTraitCounter.__table__,
+                    models.CpuArchCounter.__table__}
+        tables = [table for table in reversed(
+            models.Base.metadata.sorted_tables) if table not in counters]
         with engine.begin() as connection:
-            for table in reversed(models.Base.metadata.sorted_tables):
+            for table in tables + sorted(counters, key=str):
                 connection.execute(table.delete())
 
 

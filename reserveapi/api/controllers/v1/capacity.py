@@ -20,16 +20,31 @@ from pecan import rest
 from reserveapi import policy
 from reserveapi import reservations
 from reserveapi.api import expose
+from reserveapi.api import microversion
 from reserveapi.api import types
+from reserveapi.common import exception
 from reserveapi.policies import capacity as capacity_policy
 
 
 class CapacityController(rest.RestController):
 
-    @expose.expose(query={'host': types.host_name})
-    def get_all(self, host=None):
+    @expose.expose(query={'host': types.host_name, 'shard': types.name,
+                          'conductor_group': types.conductor_group})
+    def get_all(self, host=None, shard=None, conductor_group=None):
         policy.authorize(capacity_policy.GET, pecan.request.context)
-        body = {'capacity': reservations.get_capacity(host)}
-        if host is not None:
-            body['host'] = host
+        summary = pecan.request.version >= microversion.CAPACITY_SUMMARY
+        if not summary:
+            for name, value in (('shard', shard),
+                                ('conductor_group', conductor_group)):
+                if value is not None:
+                    raise exception.Invalid(
+                        reason='unknown query parameter %s; it takes '
+                               'microversion %s or later.'
+                               % (name, microversion.CAPACITY_SUMMARY))
+        body = reservations.get_capacity(host, shard, conductor_group,
+                                         labels=summary)
+        for name, value in (('host', host), ('shard', shard),
+                            ('conductor_group', conductor_group)):
+            if value is not None:
+                body[name] = value
         return body
