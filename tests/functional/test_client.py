@@ -127,6 +127,19 @@ class TestReservationClient(base.DBTestCase):
                                         'available', 'reserved',
                                         'reserved_by_host')})
 
+    def test_summary_of_a_partition(self):
+        self._reserve(str(uuid.uuid4()))
+        summary = self.client.summary('compute-1')
+        (gold,) = summary['capacity']
+        self.assertEqual((2, 1, 1), (gold['total'], gold['available'],
+                                     gold['reserved_by_host']))
+        self.assertEqual('compute-1', summary['host'])
+        self.assertIsInstance(summary['traits'], list)
+        self.assertIsInstance(summary['architectures'], list)
+        # A shard no node is in: nothing to report.
+        self.assertEqual([], self.client.summary(
+            'compute-1', shard='elsewhere')['capacity'])
+
 
 class _Unavailable:
     """A service whose version document answers but every other call gets
