@@ -359,9 +359,9 @@ class IronicDriver(stock.StockDriver):
             self._release(instance)
             if (instance.node != self._host
                     and instance.task_state == task_states.DELETING):
-                self._retire_stock_node(context, instance.node)
+                self._retire_stock_node(context, instance)
 
-    def _retire_stock_node(self, context, nodename):
+    def _retire_stock_node(self, context, instance):
         """Retire the compute node the stock driver registered for the
         instance being deleted (it booted before this host moved to the
         reservation service), with its provider, now rather than at the
@@ -370,13 +370,19 @@ class IronicDriver(stock.StockDriver):
         """
         try:
             node = objects.ComputeNode.get_by_host_and_nodename(
-                context, self._host, nodename)
+                context, self._host, instance.node)
         except exception.ComputeHostNotFound:
             return
         LOG.info('Retiring compute node %s, left from the stock Ironic '
-                 'driver: its last instance is deleted.', nodename)
-        report.report_client_singleton().delete_resource_provider(
-            context, node, cascade=True)
+                 'driver: its last instance is deleted.', instance.node,
+                 instance=instance)
+        placement = report.report_client_singleton()
+        # The instance's allocation first, which Nova deletes next anyway:
+        # Placement refuses to delete a provider with allocations, and
+        # Nova 34's cascade passes database rows where it means UUIDs.
+        placement.delete_allocation_for_instance(context, instance.uuid,
+                                                 force=True)
+        placement.delete_resource_provider(context, node)
         node.destroy()
 
     def _release(self, instance):

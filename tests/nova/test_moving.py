@@ -38,10 +38,10 @@ class TestMovingFromTheStockDriver(base.IronicTestCase):
                 self.placement.get('/resource_providers').body[
                     'resource_providers']}
 
-    def free_in_placement(self):
-        """What Placement could still allocate, over every provider."""
-        free = 0
-        for provider in self.providers():
+    def offered(self):
+        """{provider name: what Placement could still allocate of it}."""
+        offered = {}
+        for provider, name in self.providers().items():
             inventory = self.provider_inventory(provider).get(
                 base.RESOURCE_CLASS)
             if inventory is None:
@@ -49,8 +49,18 @@ class TestMovingFromTheStockDriver(base.IronicTestCase):
             used = self.placement.get(
                 '/resource_providers/%s/usages' % provider).body[
                 'usages'].get(base.RESOURCE_CLASS, 0)
-            free += inventory['total'] - inventory['reserved'] - used
-        return free
+            offered[name] = inventory['total'] - inventory['reserved'] - used
+        return offered
+
+    def assertCapacityRight(self, hosts):
+        """Each host's provider offers every free Ironic node (each host
+        reports the whole partition); a stock compute node left for an
+        old server offers nothing.
+        """
+        free = self.free_in_ironic()
+        self.assertEqual(
+            {name: free if name in hosts else 0 for name in self.offered()},
+            self.offered())
 
     def free_in_ironic(self):
         return sum(1 for node in self.ironic_nodes().values()
@@ -91,8 +101,8 @@ class TestMovingFromTheStockDriver(base.IronicTestCase):
                          self.compute_nodes_of(OLD_HOST))
         self.assertEqual(sorted([OLD_HOST] + list(old_nodes.values())),
                          sorted(self.providers().values()))
-        self.assertEqual(self.NODES - 2, self.free_in_placement())
-        self.assertEqual(self.free_in_ironic(), self.free_in_placement())
+        self.assertEqual(self.NODES - 2, self.free_in_ironic())
+        self.assertCapacityRight([OLD_HOST])
 
         # 3. The old servers are managed as before.
         for server in old_servers:
@@ -115,7 +125,7 @@ class TestMovingFromTheStockDriver(base.IronicTestCase):
         self.assertFalse(reserved & set(old_nodes.values()))
         for host in (OLD_HOST, NEW_HOST):
             self.run_periodic(host)
-        self.assertEqual(self.free_in_ironic(), self.free_in_placement())
+        self.assertCapacityRight([OLD_HOST, NEW_HOST])
 
         # 5. Deleting an old server clears its node in Ironic and retires
         # its compute node and provider at once.
@@ -136,7 +146,7 @@ class TestMovingFromTheStockDriver(base.IronicTestCase):
         for host in (OLD_HOST, NEW_HOST):
             self.run_periodic(host)
         self.assertEqual(2, self.free_in_ironic())
-        self.assertEqual(self.free_in_ironic(), self.free_in_placement())
+        self.assertCapacityRight([OLD_HOST, NEW_HOST])
         more = self.wait_for_status(self.boot(2, name='more'), ('ACTIVE',))
         self.assertEqual([1, 1], [self.build_attempts(server)
                                   for server in more])
