@@ -42,6 +42,7 @@ Results also go to tools/bench/out/fleet-<timestamp>.json.
 
 import argparse
 import datetime
+import functools
 import json
 import pathlib
 import shutil
@@ -152,10 +153,10 @@ def measure(args, client, backend):
 
     ours(0)  # warm up: statements built, connections open
     record = {}
-    samples = [_cpu_and_wall(lambda: ours(index))
+    samples = [_cpu_and_wall(functools.partial(ours, index))
                for _ in range(args.rounds) for index in range(args.hosts)]
     record['ours'] = _summary(samples, args)
-    samples = [_cpu_and_wall(lambda: old_way(index))
+    samples = [_cpu_and_wall(functools.partial(old_way, index))
                for index in range(args.old_hosts)]
     record['old_way'] = _summary(samples, args)
     host, shard = _host(1)
