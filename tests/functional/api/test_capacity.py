@@ -196,7 +196,8 @@ class TestCapacitySummary(base.APITestCase):
         body = self.summary('')
         self.assertEqual({'capacity', 'traits', 'architectures'}, set(body))
         self.assertEqual(
-            {'CUSTOM_BAREMETAL_GOLD': (4, 2), 'CUSTOM_BAREMETAL_SILVER': (1, 1)},
+            {'CUSTOM_BAREMETAL_GOLD': (4, 2),
+             'CUSTOM_BAREMETAL_SILVER': (1, 1)},
             {row['resource_class']: (row['total'], row['available'])
              for row in body['capacity']})
         # A free node without a resource class still has its traits and
