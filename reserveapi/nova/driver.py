@@ -26,10 +26,10 @@ import threading
 import time
 import uuid
 
-from nova.compute import task_states
 from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova.compute import task_states
 import nova.conf
 from nova.scheduler.client import report
 from oslo_log import log as logging
