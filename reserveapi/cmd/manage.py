@@ -27,7 +27,6 @@ from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import desired as mirror_desired
-from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import nova as mirror_nova
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
@@ -46,7 +45,7 @@ def sync_nodes():
     except (exception.Invalid, exception.IronicUnavailable) as exc:
         print('Inventory not synced: %s' % exc, file=sys.stderr)
         return 1
-    except inventory_sync.SyncInProgress:
+    except exception.SyncInProgress:
         print('Inventory not synced: another process kept syncing for '
               '%d s.' % inventory_sync.WAIT_SECONDS, file=sys.stderr)
         return 1
@@ -92,7 +91,7 @@ def reconcile_reservations():
     dry_run = CONF.command.dry_run
     try:
         orphans = reservations.release_orphans(dry_run=dry_run)
-    except mirror_exc.PeerError as exc:
+    except exception.PeerError as exc:
         print('Reservations not reconciled: %s' % exc, file=sys.stderr)
         return 1
     for orphan in orphans:
@@ -133,7 +132,7 @@ def takeover():
     except exception.Invalid as exc:
         print('Nothing moved: %s' % exc, file=sys.stderr)
         return 2
-    except (exception.HostStillUp, mirror_exc.PeerError) as exc:
+    except (exception.HostStillUp, exception.PeerError) as exc:
         print('Nothing moved: %s Use --force only if you are sure it is '
               'down.' % exc, file=sys.stderr)
         return 1
@@ -180,7 +179,7 @@ def sync_aggregates():
             desired = None
         report = mirror_reconcile.sync(desired, dry_run=args.dry_run,
                                        prune=args.prune)
-    except (exception.Invalid, mirror_exc.PeerError) as exc:
+    except (exception.Invalid, exception.PeerError) as exc:
         print('Aggregates not synced: %s' % exc, file=sys.stderr)
         return 1
     _print_sync_report(report)

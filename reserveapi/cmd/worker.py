@@ -25,6 +25,7 @@ from oslo_config import cfg
 from oslo_log import log
 
 from reserveapi import reservations
+from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.inventory import ironic
@@ -126,7 +127,7 @@ def main(argv=None):
                             usage=USAGE)
     try:
         credentials.check_placement_at_startup()
-    except credentials.MissingCredentials as exc:
+    except exception.MissingCredentials as exc:
         sys.exit(str(exc))
     enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))

@@ -20,7 +20,7 @@ from urllib import parse
 
 from oslo_utils import timeutils
 
-from reserveapi.mirror import exception as mirror_exc
+from reserveapi.common import exception
 from reserveapi.mirror import peer
 
 NOVA_MICROVERSION = '2.53'
@@ -40,8 +40,8 @@ class NovaClient(peer.PeerClient):
     group = 'nova'
     service_type = 'compute'
     microversion = NOVA_MICROVERSION
-    error = mirror_exc.NovaError
-    unavailable = mirror_exc.NovaUnavailable
+    error = exception.NovaError
+    unavailable = exception.NovaUnavailable
 
     def hypervisors(self, timeout=None):
         """Every compute node, following ``hypervisors_links`` pages.

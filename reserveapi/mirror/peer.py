@@ -22,9 +22,9 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 
+from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.mirror import credentials
-from reserveapi.mirror import exception as mirror_exc
 
 CONF = reserveapi.conf.CONF
 
@@ -54,8 +54,8 @@ class PeerClient:
     group = None
     service_type = None
     microversion = None
-    error = mirror_exc.PeerError
-    unavailable = mirror_exc.PeerError
+    error = exception.PeerError
+    unavailable = exception.PeerError
 
     def __init__(self, timeout=None):
         self.timeout = timeout

@@ -40,7 +40,6 @@ from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import desired as desired_mod
-from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import nova
 from reserveapi.mirror import peer
 from reserveapi.mirror import state
@@ -265,7 +264,7 @@ def _compare(comparison, host_resolver, deadline):
     try:
         providers = host_resolver.providers_for_hosts(
             comparison.hosts, timeout=peer.time_left(deadline))
-    except mirror_exc.PeerError as exc:
+    except exception.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
                 for host in comparison.hosts
@@ -277,7 +276,7 @@ def _compare(comparison, host_resolver, deadline):
         if not providers[host]:
             differences.extend(
                 Difference(aggregate_uuid, host, None, UNVERIFIED,
-                           detail=mirror_exc.HostHasNoProvider(
+                           detail=exception.HostHasNoProvider(
                                host=host).detail)
                 for aggregate_uuid in sorted(comparison.wanted[host]))
             continue
@@ -300,7 +299,7 @@ def _members(comparison, client, deadline):
         try:
             members[aggregate_uuid] = client.aggregate_providers(
                 aggregate_uuid, timeout=peer.time_left(deadline))
-        except mirror_exc.PeerError as exc:
+        except exception.PeerError as exc:
             unverified.append(Difference(aggregate_uuid, None, None,
                                          UNVERIFIED, detail=exc.detail))
     return members, unverified
@@ -378,9 +377,9 @@ def _remove_stray(comparison, item, prune, client, deadline):
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
                                 timeout=peer.time_left(deadline))
-    except mirror_exc.ProviderGone:
+    except exception.ProviderGone:
         pass
-    except mirror_exc.PeerError as exc:
+    except exception.PeerError as exc:
         item.action, item.detail = FAILED, exc.detail
         return
     item.action = REMOVED

@@ -30,6 +30,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.cmd import status
+from reserveapi.common import exception
 from reserveapi.common import lease
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
@@ -650,7 +651,7 @@ class TestSyncLease(InventoryTestCase):
         # A worker killed mid-pass: its lease is no longer renewed.
         self.assertTrue(db_inventory.take_sync_lease('ironic', 'killed',
                                                      lease.SECONDS))
-        self.assertRaises(inventory_sync.SyncInProgress, inventory_sync.sync,
+        self.assertRaises(exception.SyncInProgress, inventory_sync.sync,
                           wait=False)
 
         later = timeutils.utcnow() + datetime.timedelta(

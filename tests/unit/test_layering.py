@@ -37,8 +37,7 @@ WEB = ('pecan', 'wsme', 'webob')
 # inside one) -> import prefixes it must never use. The most specific
 # key applies, with its package's rules.
 FORBIDDEN = {
-    'api': ('reserveapi.db', 'reserveapi.mirror.exception',
-            'reserveapi.notifications') + PEERS,
+    'api': ('reserveapi.db', 'reserveapi.notifications') + PEERS,
     'reservations': ('reserveapi.api',) + WEB,
     # Domain packages side by side: reservations may use inventory and
     # mirror; neither of them uses reservations or the other.

@@ -19,7 +19,7 @@ tests/nova/test_aggregates.py.
 import fixtures
 
 from reserveapi.cmd import worker
-from reserveapi.mirror import exception as mirror_exc
+from reserveapi.common import exception
 from reserveapi.mirror import reconcile
 from tests.functional.mirror import base as mirror_base
 
@@ -112,7 +112,7 @@ class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
 
     def test_nova_down_changes_nothing(self):
         self.nova.stop()
-        self.assertRaises(mirror_exc.NovaUnavailable, self.run_job, JOB)
+        self.assertRaises(exception.NovaUnavailable, self.run_job, JOB)
         self.assertEqual({'compute-1': (True, 'synced')}, self.host_states())
         self.assertEqual(self.rps['compute-1'],
                          self.placement.members(self.aggregate))

@@ -15,6 +15,7 @@
 
 import fixtures
 
+from reserveapi.common import exception
 from reserveapi.mirror import credentials
 from tests import base
 
@@ -110,7 +111,7 @@ class TestStartupCheck(base.TestCase):
     def test_required_makes_them_fatal(self):
         base.use_plugin_options(self, 'password', 'placement')
         self.config(group='mirror', require_placement_credentials=True)
-        error = self.assertRaises(credentials.MissingCredentials,
+        error = self.assertRaises(exception.MissingCredentials,
                                   credentials.check_placement_at_startup)
         self.assertIn('[placement] lacks auth_type', str(error))
         self.assertEqual('', self.log.output)
