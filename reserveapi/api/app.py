@@ -29,7 +29,7 @@ from reserveapi.api import hooks
 from reserveapi.api import service_token
 from reserveapi.common import exception
 import reserveapi.conf
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF

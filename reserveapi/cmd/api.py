@@ -30,7 +30,7 @@ from reserveapi.api import app
 from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF

@@ -34,10 +34,10 @@ from reserveapi.db import migration
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import credentials
 from reserveapi.mirror import nova
 from reserveapi.mirror import placement
 from reserveapi.mirror import state as mirror_state
+from reserveapi.peers import credentials
 
 CONF = reserveapi.conf.CONF
 SUCCESS = upgradecheck.Code.SUCCESS

@@ -31,9 +31,9 @@ import reserveapi.conf
 from reserveapi.inventory import ironic
 from reserveapi.inventory import reconcile as inventory_reconcile
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import credentials
 from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF

@@ -27,7 +27,7 @@ from oslo_log import log as logging
 
 from reserveapi.common import exception
 import reserveapi.conf
-from reserveapi.mirror import peer
+from reserveapi.peers import clients as peers
 
 LOG = logging.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -36,7 +36,7 @@ PLACEMENT_MICROVERSION = '1.19'
 """Aggregates carry the provider generation from 1.19 on."""
 
 
-class PlacementClient(peer.PeerClient):
+class PlacementClient(peers.PeerClient):
     """Placement calls the mirror needs, from the ``[placement]`` group.
 
     Every method takes ``timeout`` (seconds, overriding the client's) so the
@@ -129,7 +129,7 @@ class PlacementClient(peer.PeerClient):
             self.forget(rp_uuid)
             raise exception.ProviderGone(provider=rp_uuid)
         if response.status_code != 200:
-            raise exception.PlacementError(reason=peer.describe(response))
+            raise exception.PlacementError(reason=peers.describe(response))
         return self._remember(rp_uuid, response.json())
 
     def _remember(self, rp_uuid, body):
@@ -176,12 +176,12 @@ class PlacementClient(peer.PeerClient):
                 raise exception.ProviderGone(provider=rp_uuid)
             if response.status_code != 409:
                 raise exception.PlacementError(
-                    reason=peer.describe(response))
+                    reason=peers.describe(response))
             LOG.debug('Resource provider %(provider)s changed under us '
                       '(attempt %(attempt)d of %(attempts)d): %(detail)s',
                       {'provider': rp_uuid, 'attempt': attempt,
                        'attempts': self.generation_retries,
-                       'detail': peer.describe(response)})
+                       'detail': peers.describe(response)})
         raise exception.PlacementConflict(provider=rp_uuid,
                                 attempts=self.generation_retries)
 

@@ -41,8 +41,8 @@ import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import desired as desired_mod
 from reserveapi.mirror import nova
-from reserveapi.mirror import peer
 from reserveapi.mirror import state
+from reserveapi.peers import clients as peers
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -171,7 +171,7 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
-    deadline = peer.deadline_for(
+    deadline = peers.deadline_for(
         (CONF.mirror.inline_timeout or None) if inline else None)
     differences, providers = _compare(comparison, host_resolver, deadline)
     if not dry_run:
@@ -263,7 +263,7 @@ def _compare(comparison, host_resolver, deadline):
     """
     try:
         providers = host_resolver.providers_for_hosts(
-            comparison.hosts, timeout=peer.time_left(deadline))
+            comparison.hosts, timeout=peers.time_left(deadline))
     except exception.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
@@ -298,7 +298,7 @@ def _members(comparison, client, deadline):
     for aggregate_uuid in sorted(comparison.owned):
         try:
             members[aggregate_uuid] = client.aggregate_providers(
-                aggregate_uuid, timeout=peer.time_left(deadline))
+                aggregate_uuid, timeout=peers.time_left(deadline))
         except exception.PeerError as exc:
             unverified.append(Difference(aggregate_uuid, None, None,
                                          UNVERIFIED, detail=exc.detail))
@@ -376,7 +376,7 @@ def _remove_stray(comparison, item, prune, client, deadline):
         return
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
-                                timeout=peer.time_left(deadline))
+                                timeout=peers.time_left(deadline))
     except exception.ProviderGone:
         pass
     except exception.PeerError as exc:

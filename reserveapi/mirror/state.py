@@ -33,8 +33,8 @@ from reserveapi.common import lease
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import hosts
-from reserveapi.mirror import peer
 from reserveapi.mirror import placement
+from reserveapi.peers import clients as peers
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -91,7 +91,7 @@ def _inline_claim():
 
 def _inline_deadline():
     """One deadline for all the Placement calls of an API request."""
-    return peer.deadline_for(CONF.mirror.inline_timeout)
+    return peers.deadline_for(CONF.mirror.inline_timeout)
 
 
 def join(aggregate_uuid, host):
@@ -149,11 +149,11 @@ def _remove_from_every_provider(aggregate_uuid, deadline):
     client = resolver(inline=True).placement
     try:
         members = client.aggregate_providers(
-            aggregate_uuid, timeout=peer.time_left(deadline))
+            aggregate_uuid, timeout=peers.time_left(deadline))
         for rp_uuid in sorted(members):
             try:
                 client.remove_aggregate(rp_uuid, aggregate_uuid,
-                                        timeout=peer.time_left(deadline))
+                                        timeout=peers.time_left(deadline))
             except exception.ProviderGone:
                 continue
     except exception.PeerError as exc:
@@ -217,13 +217,13 @@ def _change_every_provider(host_resolver, aggregate_uuid, host, member,
                            deadline, providers=None):
     if providers is None:
         providers = host_resolver.providers_for_host(
-            host, timeout=peer.time_left(deadline))
+            host, timeout=peers.time_left(deadline))
     if member and not providers:
         raise exception.HostHasNoProvider(host=host)
     client = host_resolver.placement
     change = client.add_aggregate if member else client.remove_aggregate
     for rp_uuid in providers:
-        change(rp_uuid, aggregate_uuid, timeout=peer.time_left(deadline))
+        change(rp_uuid, aggregate_uuid, timeout=peers.time_left(deadline))
 
 
 def retry_pending():

@@ -26,7 +26,7 @@ from oslo_log import log
 from reserveapi.api import app
 from reserveapi.common import exception
 from reserveapi.common import service
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 

@@ -47,7 +47,7 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
 
         self.assertEqual(0, worker.returncode, worker.stderr)
         warnings = [line for line in (worker.stdout + worker.stderr)
-                    .splitlines() if 'reserveapi.mirror.credentials' in line]
+                    .splitlines() if 'reserveapi.peers.credentials' in line]
         self.assertEqual(1, len(warnings), warnings)
         self.assertIn(' WARNING ', warnings[0])
         self.assertTrue(warnings[0].endswith(MISSING), warnings[0])

@@ -16,7 +16,7 @@
 import fixtures
 
 from reserveapi.common import exception
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 from tests import base
 
 USUAL = ['auth_url', 'username or user_id', 'password',
@@ -92,7 +92,7 @@ class TestStartupCheck(base.TestCase):
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(
-            name='reserveapi.mirror.credentials'))
+            name='reserveapi.peers.credentials'))
 
     def test_complete_options_say_nothing(self):
         base.use_plugin_options(self, 'none', 'placement')
