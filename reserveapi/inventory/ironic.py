@@ -36,6 +36,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.inventory import file as file_source
 from reserveapi.peers import clients as peers
 
@@ -54,11 +55,6 @@ FIELDS = ('uuid', 'name', 'resource_class', 'properties', 'traits',
           'instance_uuid', 'conductor_group', 'shard', 'owner', 'lessee')
 """What the inventory keeps of a node (``fields=allocation_uuid`` would
 even be a 500 in Ironic 39)."""
-
-AVAILABLE = 'available'
-UNDEPLOYED_STATES = frozenset(('available', 'manageable', 'enroll'))
-"""Stable states in which an ``instance_uuid`` is only a claim: nothing
-was deployed, so clearing it takes nothing from anyone."""
 
 FIRST_CHANGES_PAGE = 50
 """An incremental pass starts with a page this small (a quiet cloud
@@ -390,7 +386,7 @@ class IronicSource:
             outcome = ('claim already cleared' if node.instance_uuid is None
                        else 'claim already cleared; the node now carries '
                             'instance %s, left alone' % node.instance_uuid)
-        elif node.provision_state not in UNDEPLOYED_STATES:
+        elif node.provision_state not in states.UNDEPLOYED:
             outcome = 'left to the teardown (%s)' % node.provision_state
         elif not still_ours():
             raise exception.ClaimNotCleared(
@@ -443,7 +439,7 @@ def _unusable(node, instance_uuid):
     reserved for ``instance_uuid``, or None."""
     if node['instance_uuid'] != instance_uuid:
         return 'claimed by instance %s' % node['instance_uuid']
-    if node['provision_state'] != AVAILABLE:
+    if node['provision_state'] != states.AVAILABLE:
         return 'provision state is %s' % node['provision_state']
     if node['maintenance']:
         return 'in maintenance'
