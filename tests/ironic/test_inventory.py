@@ -38,7 +38,7 @@ from reserveapi.db import models
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
-from reserveapi.inventory import reconcile
+from reserveapi.inventory import ironic_reconcile
 from reserveapi.inventory import sync as inventory_sync
 from tests import examples
 from tests.ironic import base
@@ -612,7 +612,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         with fixtures.MockPatchObject(claims, 'claim',
                                       side_effect=released_meanwhile):
-            reconcile.reconcile()
+            ironic_reconcile.reconcile()
 
         self.assertIsNone(self.node_instance(node))
         self.assertEqual([], self.live_reservations())
@@ -637,7 +637,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         with fixtures.MockPatchObject(source, 'get_node',
                                       side_effect=claim_lands_meanwhile):
-            reconcile.reconcile()
+            ironic_reconcile.reconcile()
 
         self.assertEqual([reservation['uuid']],
                          [r['uuid'] for r in self.live_reservations()])

@@ -274,7 +274,7 @@ class BackendRun:
         if kind.startswith('worker-kill'):
             return self.kill_worker_in(
                 ('inventory-sync',) if kind.endswith('sync')
-                else ('mirror-reconcile', 'mirror-retry'))
+                else ('sync-aggregates', 'mirror-retry'))
         if kind == 'placement-pause':
             self.placement.pause(2.0)
             return {'paused_s': 2.0}

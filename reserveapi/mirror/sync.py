@@ -65,7 +65,7 @@ ACTIONS = {
     REMOVED: 'removed',
     KEPT: 'kept: prune to remove it',
     PENDING: 'pending: the worker retries it',
-    FAILED: 'failed: the next reconcile retries it',
+    FAILED: 'failed: the next sync retries it',
 }
 
 
@@ -185,15 +185,17 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
                   len(comparison.hosts), differences)
 
 
-def reconcile():
-    """Worker job: make Placement match our recorded state again, so
-    that providers created since a host joined inherit its aggregates.
+def sync_aggregates():
+    """Worker job ``sync-aggregates``, what ``reserveapi-manage
+    sync-aggregates`` does with the recorded state: make Placement match
+    it again, so that providers created since a host joined inherit its
+    aggregates.
 
     :raises: DBError; never for Placement or Nova.
     """
     report = sync()
     if report.differences:
-        LOG.info('Mirror reconcile: %(found)d differences, %(fixed)d '
+        LOG.info('sync-aggregates: %(found)d differences, %(fixed)d '
                  'fixed, %(pending)d pending, %(kept)d extra kept.',
                  {'found': len(report.differences),
                   'fixed': report.count(ADDED) + report.count(REMOVED),
@@ -202,12 +204,14 @@ def reconcile():
     return report
 
 
-def reconcile_from_nova():
-    """Worker job: Nova's host aggregates are the desired state.
+def sync_aggregates_from_nova():
+    """Worker job ``sync-aggregates-from-nova``, what
+    ``reserveapi-manage sync-aggregates --from-nova`` does: Nova's host
+    aggregates are the desired state.
 
     Our records follow Nova first (joins, leaves and deletes that
     nova-api's hook could not report), then Placement follows our
-    records on every provider of each host, as ``reconcile`` does. Our
+    records on every provider of each host, as ``sync_aggregates`` does. Our
     table is read before Nova, so a change recorded while Nova answers
     is newer than its answer and wins. Extra memberships nobody explains
     are only removed with ``[mirror] reconcile_from_nova_prune``.
