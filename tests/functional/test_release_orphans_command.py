@@ -17,8 +17,8 @@ Nova: tests/nova/test_host_failure.py.)"""
 
 import fixtures
 
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 NOTHING_FOUND = ('0 orphaned reservations found (dry run: nothing '
                  'released).\n')

@@ -22,7 +22,7 @@ import sys
 
 from oslotest import base
 
-from tests.functional.fixtures import deployment
+from reserveapi_testing import deployment
 
 MISSING = ('[placement] lacks auth_type, auth_url, username or user_id, '
            'password, project_name or project_id: set them (see the sample '

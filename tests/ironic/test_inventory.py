@@ -40,7 +40,7 @@ from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import ironic_reconcile
 from reserveapi.inventory import sync as inventory_sync
-from tests import examples
+from reserveapi_testing import examples
 from tests.ironic import base
 
 V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}

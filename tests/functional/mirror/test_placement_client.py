@@ -21,7 +21,7 @@ import webob
 
 from reserveapi.common import exception
 from reserveapi.mirror import placement
-from tests.functional.fixtures import placement as placement_fixture
+from reserveapi_testing import placement as placement_fixture
 from tests.functional.mirror import base as mirror_base
 
 
