@@ -13,10 +13,11 @@
 
 """Fail when a source file lacks the Apache 2.0 license header.
 
-Every Python file under reserveapi/, tests/ and tools/, and every shell
-script (tools/*.sh, .ci/run), starts with the OpenStack header, after a
-shebang line if it has one. Empty files (package markers) are exempt.
-Run by ``tox -e pep8``; exits 1 and lists the files otherwise.
+Every Python file under reserveapi/, reserveapi_testing/, tests/ and
+tools/, and every shell script (tools/*.sh, .ci/run), starts with the
+OpenStack header, after a shebang line if it has one. Empty files
+(package markers) are exempt. Run by ``tox -e pep8``; exits 1 and
+lists the files otherwise.
 """
 
 import pathlib
@@ -40,7 +41,8 @@ HEADER = """\
 
 def sources(root=ROOT):
     """Every file that must carry the header."""
-    for directory in ('reserveapi', 'tests', 'tools'):
+    for directory in ('reserveapi', 'reserveapi_testing', 'tests',
+                      'tools'):
         yield from sorted((root / directory).rglob('*.py'))
         yield from sorted((root / directory).rglob('*.sh'))
     ci = root / '.ci' / 'run'

@@ -29,7 +29,7 @@ from reserveapi.api import hooks
 from reserveapi.api import service_token
 from reserveapi.common import exception
 import reserveapi.conf
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -74,14 +74,14 @@ def check_auth_at_startup():
     user in ``[keystone_authtoken]`` (or the section its auth_section
     names) to validate tokens; without one every request would be a 500.
 
-    :raises: credentials.MissingCredentials naming the missing options.
+    :raises: exception.MissingCredentials naming the missing options.
     """
     if CONF.api.auth_strategy != 'keystone':
         return
     group = CONF.keystone_authtoken.auth_section or 'keystone_authtoken'
     missing = credentials.missing_options(group)
     if missing:
-        raise credentials.MissingCredentials(
+        raise exception.MissingCredentials(
             '%s [api] auth_strategy is keystone, and auth_token needs them '
             'to validate tokens (or set [api] auth_strategy = noauth, for '
             'development only).' % credentials.describe_missing(group,

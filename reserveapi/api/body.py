@@ -71,7 +71,7 @@ def parse(request, media_types=JSON_MEDIA_TYPES):
         document = json.loads(text, parse_constant=_no_constant,
                               parse_int=_bounded_int,
                               object_pairs_hook=_unique_keys)
-    except validators.FieldError as exc:
+    except exception.FieldError as exc:
         raise exception.Invalid(reason='the request body %s.' % exc.reason)
     except ValueError as exc:
         raise exception.Invalid(reason='the request body is not valid '
@@ -108,13 +108,13 @@ def _check_depth(text):
 
 
 def _no_constant(name):
-    raise validators.FieldError((), 'contains %s, which is not a JSON '
+    raise exception.FieldError((), 'contains %s, which is not a JSON '
                                 'number' % name)
 
 
 def _bounded_int(digits):
     if len(digits.lstrip('-')) > MAX_NUMBER_DIGITS:
-        raise validators.FieldError((), 'contains an integer of more than '
+        raise exception.FieldError((), 'contains an integer of more than '
                                     '%d digits' % MAX_NUMBER_DIGITS)
     return int(digits)
 
@@ -123,7 +123,7 @@ def _unique_keys(pairs):
     document = {}
     for key, value in pairs:
         if key in document:
-            raise validators.FieldError(
+            raise exception.FieldError(
                 (), 'repeats the key %s in an object'
                 % validators.describe(key))
         document[key] = value
@@ -160,7 +160,7 @@ def _field_invalid(path, reason):
     if not path:
         return exception.Invalid(reason='the request body %s.' % reason)
     return exception.Invalid(reason='field %s %s.'
-                             % (validators.dotted(path), reason))
+                             % (exception.dotted(path), reason))
 
 
 def json_body():
@@ -186,7 +186,7 @@ def from_json(datatype, data):
     """
     try:
         return convert(datatype, data)
-    except validators.FieldError as error:
+    except exception.FieldError as error:
         raise _field_invalid(error.path, error.reason)
 
 
@@ -206,7 +206,7 @@ def convert(datatype, value, path=()):
         if value is None:
             return None
         if not isinstance(value, list):
-            raise validators.FieldError(path, 'must be a list')
+            raise exception.FieldError(path, 'must be a list')
         return [convert(datatype.item_type, item, path + (index,))
                 for index, item in enumerate(value)]
     if isinstance(datatype, wtypes.DictType):
@@ -220,17 +220,17 @@ def convert(datatype, value, path=()):
                              % validators.describe(value))
         return None if value is None else wsme_json.fromjson(datatype,
                                                               value)
-    except validators.FieldError as exc:
-        raise validators.FieldError(path + exc.path, exc.reason)
+    except exception.FieldError as exc:
+        raise exception.FieldError(path + exc.path, exc.reason)
     except (ValueError, TypeError) as exc:
-        raise validators.FieldError(path, str(exc))
+        raise exception.FieldError(path, str(exc))
 
 
 def _dict(datatype, value, path):
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise validators.FieldError(path, 'must be an object')
+        raise exception.FieldError(path, 'must be an object')
     return {key: convert(datatype.value_type, item, path + (key,))
             for key, item in value.items()}
 
@@ -246,22 +246,22 @@ def _complex(datatype, value, path):
     if value is None and path:
         return None
     if not isinstance(value, dict):
-        raise validators.FieldError(path, 'must be an object, not %s'
+        raise exception.FieldError(path, 'must be an object, not %s'
                                     % validators.describe(value))
     attributes = wtypes.list_attributes(datatype)
     unknown = set(value) - {attribute.name for attribute in attributes}
     if unknown and not getattr(datatype, '_ignore_unknown', False):
-        raise validators.FieldError(path, 'has unknown field(s) %s' % (
+        raise exception.FieldError(path, 'has unknown field(s) %s' % (
             ', '.join(validators.describe(name) for name in sorted(unknown))))
     result = datatype()
     try:
         for attribute in attributes:
             _set(result, attribute, value, path)
-    except validators.FieldError as error:
+    except exception.FieldError as error:
         invalid_input = getattr(datatype, 'invalid_input', None)
         if invalid_input is None:
             raise
-        raise invalid_input(key=validators.dotted(error.path[len(path):]),
+        raise invalid_input(key=exception.dotted(error.path[len(path):]),
                             reason=error.reason)
     return result
 
@@ -270,9 +270,9 @@ def _set(result, attribute, value, path):
     field = path + (attribute.name,)
     if attribute.name not in value:
         if attribute.mandatory:
-            raise validators.FieldError(field, 'is missing')
+            raise exception.FieldError(field, 'is missing')
         return
     item = value[attribute.name]
     if item is None and (attribute.mandatory or attribute.datatype is bool):
-        raise validators.FieldError(field, 'must not be null')
+        raise exception.FieldError(field, 'must not be null')
     setattr(result, attribute.key, convert(attribute.datatype, item, field))

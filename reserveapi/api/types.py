@@ -137,7 +137,7 @@ class ExtraSpecs(_Validated):
                                      % validators.describe(item))
                 validators.text(item)
             except ValueError as exc:
-                raise validators.FieldError((key,), str(exc))
+                raise exception.FieldError((key,), str(exc))
         return value
 
 
@@ -171,19 +171,19 @@ class JsonPatch(_Validated):
 
     def _check(self, index, operation):
         if not isinstance(operation, dict):
-            raise validators.FieldError(
+            raise exception.FieldError(
                 (index,), 'must be an operation object, not %s'
                 % validators.describe(operation))
         for member, allowed in (('op', self.OPERATIONS),
                                 ('path', self.paths)):
             if operation.get(member) not in allowed:
-                raise validators.FieldError(
+                raise exception.FieldError(
                     (index, member), 'must be %s, got %s' % (
                         _one_of(allowed),
                         validators.describe(operation.get(member))
                         if member in operation else 'none'))
         if 'value' not in operation:
-            raise validators.FieldError((index, 'value'), 'is missing')
+            raise exception.FieldError((index, 'value'), 'is missing')
 
 
 def _one_of(choices):

@@ -27,9 +27,10 @@ from wsgiref import simple_server
 from oslo_log import log
 
 from reserveapi.api import app
+from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -85,7 +86,7 @@ def main(argv=None):
     try:
         app.check_auth_at_startup()
         credentials.check_placement_at_startup()
-    except credentials.MissingCredentials as exc:
+    except exception.MissingCredentials as exc:
         sys.exit(str(exc))
     application = app.setup_app(loopback_only=_loopback(CONF.api.host_ip))
     try:

@@ -20,6 +20,7 @@ import json
 import sys
 
 from oslo_config import cfg
+from oslo_log import log
 
 from reserveapi import reservations
 from reserveapi.common import exception
@@ -27,11 +28,11 @@ from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import desired as mirror_desired
-from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import nova as mirror_nova
-from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
+from reserveapi.mirror import sync as mirror_sync
 
+LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 
 
@@ -46,7 +47,7 @@ def sync_nodes():
     except (exception.Invalid, exception.IronicUnavailable) as exc:
         print('Inventory not synced: %s' % exc, file=sys.stderr)
         return 1
-    except inventory_sync.SyncInProgress:
+    except exception.SyncInProgress:
         print('Inventory not synced: another process kept syncing for '
               '%d s.' % inventory_sync.WAIT_SECONDS, file=sys.stderr)
         return 1
@@ -81,19 +82,19 @@ def _arguments(*arguments):
     (('--dry-run',), {'action': 'store_true',
                       'help': 'Only report what would be released.'}),
 )
-def reconcile_reservations():
+def release_orphans():
     """Release reservations whose instances Nova has deleted.
 
     An instance deleted while its compute host was down (Nova deletes it
     locally) leaves its reservation behind; after [reservations]
-    orphan_grace it is released, as reserveapi-worker does when
-    [reservations] orphan_interval is set.
+    orphan_grace it is released, as reserveapi-worker's release-orphans
+    job does when [reservations] orphan_interval is set.
     """
     dry_run = CONF.command.dry_run
     try:
         orphans = reservations.release_orphans(dry_run=dry_run)
-    except mirror_exc.PeerError as exc:
-        print('Reservations not reconciled: %s' % exc, file=sys.stderr)
+    except exception.PeerError as exc:
+        print('Reservations not released: %s' % exc, file=sys.stderr)
         return 1
     for orphan in orphans:
         reservation = orphan.reservation
@@ -133,7 +134,7 @@ def takeover():
     except exception.Invalid as exc:
         print('Nothing moved: %s' % exc, file=sys.stderr)
         return 2
-    except (exception.HostStillUp, mirror_exc.PeerError) as exc:
+    except (exception.HostStillUp, exception.PeerError) as exc:
         print('Nothing moved: %s Use --force only if you are sure it is '
               'down.' % exc, file=sys.stderr)
         return 1
@@ -173,14 +174,14 @@ def sync_aggregates():
         return 2
     try:
         if args.from_nova:
-            desired = mirror_reconcile.desired_from_nova()
+            desired = mirror_sync.desired_from_nova()
         elif args.file:
             desired = _read_desired_file(args.file)
         else:
             desired = None
-        report = mirror_reconcile.sync(desired, dry_run=args.dry_run,
+        report = mirror_sync.sync(desired, dry_run=args.dry_run,
                                        prune=args.prune)
-    except (exception.Invalid, mirror_exc.PeerError) as exc:
+    except (exception.Invalid, exception.PeerError) as exc:
         print('Aggregates not synced: %s' % exc, file=sys.stderr)
         return 1
     _print_sync_report(report)
@@ -204,8 +205,8 @@ def _read_desired_file(path):
 
 
 _DIFFERENCES = {
-    mirror_reconcile.MISSING: 'provider %s lacks the aggregate',
-    mirror_reconcile.EXTRA: 'provider %s has the aggregate but should not',
+    mirror_sync.MISSING: 'provider %s lacks the aggregate',
+    mirror_sync.EXTRA: 'provider %s has the aggregate but should not',
 }
 
 
@@ -215,21 +216,21 @@ def _print_sync_report(report):
         if item.aggregate_uuid != aggregate_uuid:
             aggregate_uuid = item.aggregate_uuid
             print('Aggregate %s:' % aggregate_uuid)
-        if item.difference == mirror_reconcile.UNVERIFIED:
+        if item.difference == mirror_sync.UNVERIFIED:
             text = 'not verified: %s' % item.detail
         else:
             text = _DIFFERENCES[item.difference] % item.provider_uuid
         if not report.dry_run:
-            text += '; ' + mirror_reconcile.ACTIONS[item.action]
+            text += '; ' + mirror_sync.ACTIONS[item.action]
             if item.detail and item.difference != (
-                    mirror_reconcile.UNVERIFIED):
+                    mirror_sync.UNVERIFIED):
                 text += ' (%s)' % item.detail
         print('  %s: %s' % (item.host or 'no known host', text))
     counts = ', '.join(
         '%d %s' % (report.count(action), action)
-        for action in (mirror_reconcile.ADDED, mirror_reconcile.REMOVED,
-                       mirror_reconcile.KEPT, mirror_reconcile.PENDING,
-                       mirror_reconcile.FAILED)
+        for action in (mirror_sync.ADDED, mirror_sync.REMOVED,
+                       mirror_sync.KEPT, mirror_sync.PENDING,
+                       mirror_sync.FAILED)
         if report.count(action))
     if report.dry_run:
         outcome = ' (dry run: nothing changed)'
@@ -241,7 +242,7 @@ def _print_sync_report(report):
         outcome))
     if report.in_sync:
         print('Placement matches the desired state.')
-    elif report.count(mirror_reconcile.KEPT):
+    elif report.count(mirror_sync.KEPT):
         print('Placement does not match the desired state; --prune '
               'removes the extra memberships.')
     else:
@@ -273,8 +274,14 @@ COMMANDS = {
     'expire-reservations': expire_reservations,
     'sync-aggregates': sync_aggregates,
     'mirror-status': mirror_status,
-    'reconcile-reservations': reconcile_reservations,
+    'release-orphans': release_orphans,
     'takeover': takeover,
+}
+
+DEPRECATED_ALIASES = {
+    # Until the 2027.1 release; the worker always called it
+    # release-orphans.
+    'reconcile-reservations': 'release-orphans',
 }
 
 
@@ -283,8 +290,26 @@ def _summary(func):
     return ' '.join(func.__doc__.split('\n\n')[0].split())
 
 
+def _deprecated(alias, name):
+    """``name``'s command, warning first that ``alias`` is going."""
+    func = COMMANDS[name]
+
+    def run():
+        LOG.warning('"reserveapi-manage %(alias)s" is deprecated and will '
+                    'be removed: use "reserveapi-manage %(name)s".',
+                    {'alias': alias, 'name': name})
+        return func()
+
+    run.__doc__ = 'Deprecated alias of %s.' % name
+    run.arguments = getattr(func, 'arguments', ())
+    return run
+
+
 def _add_commands(subparsers):
-    for name, func in sorted(COMMANDS.items()):
+    commands = dict(COMMANDS, **{
+        alias: _deprecated(alias, name)
+        for alias, name in DEPRECATED_ALIASES.items()})
+    for name, func in sorted(commands.items()):
         parser = subparsers.add_parser(
             name, help=_summary(func), description=_summary(func),
             prog='reserveapi-manage %s' % name)

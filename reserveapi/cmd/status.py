@@ -34,11 +34,10 @@ from reserveapi.db import migration
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import credentials
-from reserveapi.mirror import exception as mirror_exception
 from reserveapi.mirror import nova
 from reserveapi.mirror import placement
 from reserveapi.mirror import state as mirror_state
+from reserveapi.peers import credentials
 
 CONF = reserveapi.conf.CONF
 SUCCESS = upgradecheck.Code.SUCCESS
@@ -253,7 +252,7 @@ def _try_peer(name, call):
     """One authenticated request: are the credentials accepted?"""
     try:
         call()
-    except mirror_exception.PeerError as exc:
+    except exception.PeerError as exc:
         return _result(FAILURE, '%s refused or did not answer our '
                        'request: %s' % (name, exc.detail))
     return _result(SUCCESS, '%s accepted our credentials.' % name)

@@ -25,14 +25,15 @@ from oslo_config import cfg
 from oslo_log import log
 
 from reserveapi import reservations
+from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.inventory import ironic
-from reserveapi.inventory import reconcile as inventory_reconcile
+from reserveapi.inventory import ironic_reconcile
 from reserveapi.inventory import sync as inventory_sync
-from reserveapi.mirror import credentials
-from reserveapi.mirror import reconcile as mirror_reconcile
 from reserveapi.mirror import state as mirror_state
+from reserveapi.mirror import sync as mirror_sync
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -52,7 +53,7 @@ def jobs():
     if (CONF.inventory.source == ironic.NAME
             and CONF.ironic.reconcile_interval):
         enabled.append(('ironic-reconcile', CONF.ironic.reconcile_interval,
-                        inventory_reconcile.reconcile))
+                        ironic_reconcile.reconcile))
     if CONF.reservations.reserved_ttl:
         enabled.append(('expire-reservations',
                         CONF.reservations.expire_interval,
@@ -63,12 +64,12 @@ def jobs():
     enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
     if CONF.mirror.reconcile_from_nova_interval:
-        enabled.append(('mirror-reconcile-from-nova',
+        enabled.append(('sync-aggregates-from-nova',
                         CONF.mirror.reconcile_from_nova_interval,
-                        mirror_reconcile.reconcile_from_nova))
+                        mirror_sync.sync_aggregates_from_nova))
     if CONF.mirror.reconcile_interval:
-        enabled.append(('mirror-reconcile', CONF.mirror.reconcile_interval,
-                        mirror_reconcile.reconcile))
+        enabled.append(('sync-aggregates', CONF.mirror.reconcile_interval,
+                        mirror_sync.sync_aggregates))
     return enabled
 
 
@@ -126,7 +127,7 @@ def main(argv=None):
                             usage=USAGE)
     try:
         credentials.check_placement_at_startup()
-    except credentials.MissingCredentials as exc:
+    except exception.MissingCredentials as exc:
         sys.exit(str(exc))
     enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))

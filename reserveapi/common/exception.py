@@ -12,10 +12,16 @@
 
 """Exceptions that carry an HTTP status and a stable error code.
 
-Domain code raises these; the API layer renders them in the API-WG error
-format (``{"errors": [{"status", "code", "title", "detail", ...}]}``).
-Anything else that escapes is a bug and becomes a 500.
+The server's one family: domain code raises these; the API layer renders
+them in the API-WG error format (``{"errors": [{"status", "code",
+"title", "detail", ...}]}``), the commands print their ``detail``.
+Anything else that escapes is a bug and becomes a 500. Every outage of a
+peer service (Ironic, Placement, Nova) is a ``PeerUnavailable``, a 503.
+(``reserveapi.client``, ``nova`` and ``osc`` ship apart and keep their
+own.)
 """
+
+import json
 
 
 class ReserveapiException(Exception):
@@ -37,6 +43,35 @@ class Invalid(ReserveapiException):
     status = 400
     code = 'reserveapi.invalid'
     msg_fmt = 'Invalid input: %(reason)s'
+
+
+class FieldError(Invalid, ValueError):
+    """Invalid input that says where in a document it is: ``path`` is a
+    tuple of keys and list indexes, ``reason`` completes "field X ...".
+    A ValueError too, for the parsers that take any.
+    """
+
+    def __init__(self, path, reason):
+        self.path = tuple(path)
+        self.reason = reason
+        where = dotted(self.path)
+        super().__init__('%s %s' % (where, reason) if where else reason,
+                         reason=reason)
+
+
+def dotted(path):
+    """``('aggregates', 0, 'hosts')`` → ``aggregates[0].hosts``; a key
+    that is not a plain word is quoted: ``extra_specs["a b"]``.
+    """
+    text = ''
+    for key in path:
+        if isinstance(key, int):
+            text += '[%d]' % key
+        elif key.isprintable() and key and not set(key) & set('.[]" '):
+            text += '.%s' % key if text else key
+        else:
+            text += '[%s]' % json.dumps(key, ensure_ascii=False)
+    return text
 
 
 class InvalidRequestSpec(Invalid):
@@ -188,7 +223,15 @@ class InstanceDeployed(Conflict):
                '%(node)s (%(state)s).')
 
 
-class IronicUnavailable(ServiceUnavailable):
+class PeerUnavailable(ServiceUnavailable):
+    """A peer service did not answer in time (refused, timed out, no
+    endpoint, or a 5xx): the one outage signal, one class per peer."""
+
+    code = 'reserveapi.peer_unavailable'
+    msg_fmt = 'A peer service is unavailable: %(reason)s'
+
+
+class IronicUnavailable(PeerUnavailable):
     """Ironic could not be asked; nothing was changed on our side.
 
     ``delivered``: whether the request may have reached Ironic (and so
@@ -244,3 +287,98 @@ class ClaimBeingCleared(ServiceUnavailable):
     msg_fmt = ('Instance %(instance_uuid)s still has a claim on Ironic '
                'node %(node)s that another process is clearing; nothing '
                'was reserved. Retry in a few seconds.')
+
+
+class SyncInProgress(Conflict):
+    """Another process holds the inventory sync's lease."""
+
+    code = 'reserveapi.sync_in_progress'
+    msg_fmt = 'Another process is syncing the inventory.'
+
+
+class MissingCredentials(ReserveapiException):
+    """A peer group lacks options that the service needs: the process
+    does not start, so no caller ever sees it."""
+
+    code = 'reserveapi.missing_credentials'
+    msg_fmt = '%(reason)s'
+
+
+# The aggregate mirror's errors. None reaches an API caller: the mirror
+# records the ``detail`` on the pending row and the worker retries;
+# reserveapi-manage prints it. Their statuses say what each would be.
+
+
+class MirrorError(ReserveapiException):
+    """Base class: the mirror could not make Placement agree yet."""
+
+    code = 'reserveapi.mirror_error'
+    msg_fmt = 'The aggregate mirror failed.'
+
+
+class HostHasNoProvider(MirrorError):
+    """Nothing to put in the aggregate yet: the host stays pending."""
+
+    status = 409
+    code = 'reserveapi.host_has_no_provider'
+    msg_fmt = 'Host %(host)s has no resource provider in Placement yet.'
+
+
+class PeerError(MirrorError):
+    """Placement or Nova did not do what we asked: the change stays
+    pending. A 502: the peer answered in a way we cannot act on.
+    """
+
+    status = 502
+    code = 'reserveapi.peer_error'
+    msg_fmt = 'A peer service failed: %(reason)s'
+
+
+class PlacementError(PeerError):
+    """Placement answered in a way we cannot act on (4xx, bad body...)."""
+
+    code = 'reserveapi.placement_error'
+    msg_fmt = 'Placement request failed: %(reason)s'
+
+
+class PlacementUnavailable(PlacementError, PeerUnavailable):
+    """No answer in time: refused, timed out, no endpoint, or a 5xx."""
+
+    status = 503
+    code = 'reserveapi.placement_unavailable'
+    msg_fmt = 'Placement is unavailable: %(reason)s'
+
+
+class PlacementConflict(PlacementError):
+    """The provider generation kept changing for every attempt we had."""
+
+    status = 409
+    code = 'reserveapi.placement_conflict'
+    msg_fmt = ('Resource provider %(provider)s changed concurrently on each '
+               'of %(attempts)d attempts.')
+
+
+class ProviderGone(PlacementError):
+    """The provider does not exist (deleted, or not created yet).
+
+    Distinct from other errors because the cure is to resolve the host
+    again, not to retry the same provider.
+    """
+
+    code = 'reserveapi.provider_gone'
+    msg_fmt = 'Resource provider %(provider)s does not exist.'
+
+
+class NovaError(PeerError):
+    """Nova answered in a way we cannot act on."""
+
+    code = 'reserveapi.nova_error'
+    msg_fmt = 'Nova request failed: %(reason)s'
+
+
+class NovaUnavailable(NovaError, PeerUnavailable):
+    """No answer from Nova in time: refused, timed out, or a 5xx."""
+
+    status = 503
+    code = 'reserveapi.nova_unavailable'
+    msg_fmt = 'Nova is unavailable: %(reason)s'

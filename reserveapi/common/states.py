@@ -20,6 +20,9 @@ name the same words without one importing the other.
 # Ironic's provision state of a node ready to be deployed: the only one
 # a node is reserved from.
 AVAILABLE = 'available'
+# Ironic's stable provision states in which an ``instance_uuid`` is only
+# a claim: nothing was deployed, so clearing it takes nothing from anyone.
+UNDEPLOYED = frozenset((AVAILABLE, 'manageable', 'enroll'))
 
 # Reservation states. Live reservations hold their node; expired ones
 # are kept so that the host that held one can see why it is gone.
@@ -27,6 +30,7 @@ RESERVED = 'reserved'
 ACTIVE = 'active'
 EXPIRED = 'expired'
 RESERVATION_STATES = (RESERVED, ACTIVE, EXPIRED)
+LIVE = (RESERVED, ACTIVE)
 
 # States of one host's desired membership of one mirrored aggregate.
 PENDING = 'pending'

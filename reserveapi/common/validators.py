@@ -173,28 +173,3 @@ def non_negative_number(value):
     return value
 
 
-class FieldError(ValueError):
-    """A ValueError that says where in a document it is: ``path`` is a
-    tuple of keys and list indexes, ``reason`` completes "field X ...".
-    """
-
-    def __init__(self, path, reason):
-        self.path = tuple(path)
-        self.reason = reason
-        where = dotted(self.path)
-        super().__init__('%s %s' % (where, reason) if where else reason)
-
-
-def dotted(path):
-    """``('aggregates', 0, 'hosts')`` → ``aggregates[0].hosts``; a key
-    that is not a plain word is quoted: ``extra_specs["a b"]``.
-    """
-    text = ''
-    for key in path:
-        if isinstance(key, int):
-            text += '[%d]' % key
-        elif key.isprintable() and key and not set(key) & set('.[]" '):
-            text += '.%s' % key if text else key
-        else:
-            text += '[%s]' % json.dumps(key, ensure_ascii=False)
-    return text

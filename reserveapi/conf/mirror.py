@@ -37,11 +37,14 @@ opts = [
                     'process that died wait before another takes them '
                     'over.'),
     cfg.IntOpt('reconcile_interval', default=600, min=0,
-               help='Seconds between full reconcile passes of the worker, '
-                    'which let new providers inherit their host\'s '
+               help='Seconds between sync-aggregates passes of the '
+                    'worker (what "reserveapi-manage sync-aggregates" '
+                    'does), which let new providers inherit their host\'s '
                     'aggregates. 0 disables it.'),
     cfg.IntOpt('reconcile_from_nova_interval', default=0, min=0,
-               help='Seconds between passes of the worker that read Nova\'s '
+               help='Seconds between sync-aggregates-from-nova passes of '
+                    'the worker (what "reserveapi-manage sync-aggregates '
+                    '--from-nova" does), which read Nova\'s '
                     'host aggregates (GET /os-aggregates at microversion '
                     '2.41, with the [nova] credentials) and apply them as '
                     'the desired state: a host joining or leaving an '
@@ -50,7 +53,7 @@ opts = [
                     'hung) is repaired on every provider of the host. 0 '
                     '(the default) disables it.'),
     cfg.BoolOpt('reconcile_from_nova_prune', default=False,
-                help='Let the reconcile from Nova also remove memberships '
+                help='Let the sync from Nova also remove memberships '
                      'of our aggregates that neither Nova nor our records '
                      'explain (a provider an operator put in one by hand), '
                      'as "reserveapi-manage sync-aggregates --prune" does. '

@@ -33,13 +33,14 @@ opts = [
     cfg.IntOpt('expire_interval', default=60, min=1,
                help='Seconds between expiry passes of reserveapi-worker.'),
     cfg.IntOpt('orphan_interval', default=0, min=0,
-               help='Seconds between passes of reserveapi-worker that '
-                    'release reservations whose instance Nova has deleted '
+               help='Seconds between release-orphans passes of '
+                    'reserveapi-worker, which release reservations whose '
+                    'instance Nova has deleted '
                     '(deleted while its compute host was down, so that no '
                     'driver released it). Needs [nova] credentials that '
                     'may list servers of every project and compute '
                     'services. 0 (the default) disables it; '
-                    '"reserveapi-manage reconcile-reservations" does the '
+                    '"reserveapi-manage release-orphans" does the '
                     'same on demand.'),
     cfg.IntOpt('orphan_grace', default=1800, min=0,
                help='Seconds an instance must have been deleted in Nova '

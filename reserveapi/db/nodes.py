@@ -21,6 +21,7 @@ from sqlalchemy import orm
 from sqlalchemy.sql import visitors
 
 from reserveapi.common import exception
+from reserveapi.common import validators
 from reserveapi.db import base
 from reserveapi.db import matching
 from reserveapi.db import models
@@ -42,7 +43,7 @@ def get_node(ident):
 
     :raises: NodeNotFound
     """
-    column = (models.Node.uuid if _looks_like_uuid(ident)
+    column = (models.Node.uuid if validators.is_uuid(ident)
               else models.Node.name)
     with base.reader() as session:
         row = session.execute(_nodes_with_reservations().where(
@@ -50,10 +51,6 @@ def get_node(ident):
         if row is None:
             raise exception.NodeNotFound(node=ident)
         return records.node_record(*row)
-
-
-def _looks_like_uuid(value):
-    return len(value) == 36 and value.count('-') == 4
 
 
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',

@@ -422,9 +422,6 @@ def list_disagreements(created_before, claims, limit):
                 for row_reservation, row_node in session.execute(query)]
 
 
-_LIVE = (states.RESERVED, states.ACTIVE)
-
-
 def list_live_reservations(created_before):
     """Reserved and active reservations made before ``created_before``,
     by host.
@@ -433,7 +430,7 @@ def list_live_reservations(created_before):
     """
     with base.reader() as session:
         query = _select_records(
-            models.Reservation.state.in_(_LIVE),
+            models.Reservation.state.in_(states.LIVE),
             models.Reservation.created_at < created_before).order_by(
             models.Reservation.host, models.Reservation.id)
         return [_record(row) for row in session.execute(query)]
@@ -451,7 +448,8 @@ def take_over_host(source, destination):
     with base.writer() as session:
         ids = list(session.scalars(
             sa.select(reservation.id)
-            .where(reservation.host == source, reservation.state.in_(_LIVE))
+            .where(reservation.host == source,
+                   reservation.state.in_(states.LIVE))
             .with_for_update()))
         if not ids:
             return []

@@ -36,9 +36,9 @@ from oslo_utils import timeutils
 
 from reserveapi.common import exception
 from reserveapi.common import lease
+from reserveapi.common import states
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import reservations as db_reservations
-from reserveapi.inventory import ironic
 from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
@@ -116,7 +116,7 @@ def _clear_elsewhere(source, instance_uuid):
     if found is None:
         return  # cleared meanwhile: the retried claim will tell
     node_uuid, state = found
-    if state not in ironic.UNDEPLOYED_STATES:
+    if state not in states.UNDEPLOYED:
         raise exception.InstanceDeployed(instance_uuid=instance_uuid,
                                          node=node_uuid, state=state)
     LOG.warning('Ironic has instance %s on node %s too, which it does not '

@@ -27,38 +27,21 @@ whether the node is still usable, so the hot path needs no GET.
 
 import dataclasses
 import datetime
-import importlib
 import json
 import logging
 import threading
 import time
 
-from keystoneauth1 import exceptions as ksa_exc
-from keystoneauth1 import loading as ks_loading
 from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi.common import exception
-from reserveapi.conf import ironic as ironic_conf
+from reserveapi.common import states
 from reserveapi.inventory import file as file_source
+from reserveapi.peers import clients as peers
 
 LOG = log.getLogger(__name__)
 
-
-class _OnFirstUse:
-    """A module imported when first used: python-ironicclient pulls in
-    the OpenStack SDK, a third of a second at the start of every process,
-    which a process not syncing from Ironic need not pay."""
-
-    def __init__(self, name):
-        self._name = name
-
-    def __getattr__(self, attribute):
-        return getattr(importlib.import_module(self._name), attribute)
-
-
-ironic_exc = _OnFirstUse('ironicclient.exc')
-ironic_client = _OnFirstUse('ironicclient.v1.client')
 
 NAME = 'ironic'
 
@@ -72,11 +55,6 @@ FIELDS = ('uuid', 'name', 'resource_class', 'properties', 'traits',
           'instance_uuid', 'conductor_group', 'shard', 'owner', 'lessee')
 """What the inventory keeps of a node (``fields=allocation_uuid`` would
 even be a 500 in Ironic 39)."""
-
-AVAILABLE = 'available'
-UNDEPLOYED_STATES = frozenset(('available', 'manageable', 'enroll'))
-"""Stable states in which an ``instance_uuid`` is only a claim: nothing
-was deployed, so clearing it takes nothing from anyone."""
 
 FIRST_CHANGES_PAGE = 50
 """An incremental pass starts with a page this small (a quiet cloud
@@ -159,12 +137,6 @@ def _utc(value):
     return timeutils.normalize_time(datetime.datetime.fromisoformat(value))
 
 
-def _describe(error):
-    """One line on why Ironic could not be asked."""
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0]
-
-
 def _is_node_locked(error):
     # Ironic names no error code; its messages are stable.
     return 'is locked by host' in str(error)
@@ -181,24 +153,10 @@ def _is_claimed_by(error, instance_uuid):
     return 'associated with instance %s' % instance_uuid in str(error)
 
 
-def _unavailable(error):
-    # requests' words when no connection could be made (refused, no
-    # route): the request never left; anything else may have reached
-    # Ironic, a timeout or a dropped connection included.
-    return exception.IronicUnavailable(
-        reason=_describe(error),
-        delivered='Failed to establish a new connection' not in str(error))
-
-
 def _node_answers():
     """Ironic's refusals about one node: the node is not to be had."""
-    return (ironic_exc.Conflict, ironic_exc.NotFound, ironic_exc.BadRequest)
-
-
-def _failures():
-    """Anything else python-ironicclient or keystoneauth1 raise: Ironic (or
-    the catalog, or Keystone) could not be asked."""
-    return (ironic_exc.ClientException, ksa_exc.ClientException)
+    return (peers.ironic_exc.Conflict, peers.ironic_exc.NotFound,
+            peers.ironic_exc.BadRequest)
 
 
 class IronicSource:
@@ -219,40 +177,14 @@ class IronicSource:
     # Clients
 
     def _client(self, for_sync=False):
-        """The sync's client retries as ``api_max_retries`` says; the
-        reservations' never does (a claim classifies a 409 itself, and an
-        outage must fail a request at once).
-        """
+        """The sync's client, or the reservations' (which waits: see
+        ``peers.ironic``)."""
         with self._lock:
             client = self._clients.get(for_sync)
             if client is None:
-                client = self._clients[for_sync] = self._build(for_sync)
+                client = self._clients[for_sync] = peers.ironic(
+                    self.conf, API_VERSION, waiting=not for_sync)
             return client
-
-    def _build(self, for_sync):
-        group = ironic_conf.GROUP
-        settings = self.conf[group]
-        try:
-            auth = ks_loading.load_auth_from_conf_options(self.conf, group)
-            session = ks_loading.load_session_from_conf_options(
-                self.conf, group, auth=auth)
-            adapter = ks_loading.load_adapter_from_conf_options(
-                self.conf, group, session=session, auth=auth)
-            endpoint = adapter.get_endpoint()
-            if not endpoint:
-                raise exception.IronicUnavailable(
-                    reason='no %s endpoint in the catalog and no [%s] '
-                           'endpoint_override' % (settings.service_type,
-                                                  group))
-            return ironic_client.Client(
-                endpoint_override=endpoint, session=session,
-                os_ironic_api_version=API_VERSION,
-                max_retries=settings.api_max_retries if for_sync else 0,
-                retry_interval=settings.api_retry_interval,
-                interface=adapter.interface,
-                region_name=settings.region_name)
-        except _failures() as error:
-            raise _unavailable(error)
 
     @property
     def location(self):
@@ -271,8 +203,8 @@ class IronicSource:
             params['shards'] = [settings.shard]
         try:
             return self._client(for_sync=for_sync).node.list(**params)
-        except _failures() as error:
-            raise _unavailable(error)
+        except peers.ironic_failures() as error:
+            raise peers.ironic_unavailable(error)
 
     def check(self):
         """One small request with all a sync needs (credentials, endpoint,
@@ -352,10 +284,10 @@ class IronicSource:
         try:
             node = self._client(for_sync=True).node.get(
                 node_uuid, fields=list(FIELDS))
-        except ironic_exc.NotFound:
+        except peers.ironic_exc.NotFound:
             return Page([], [], read_at)
-        except _failures() as error:
-            raise _unavailable(error)
+        except peers.ironic_failures() as error:
+            raise peers.ironic_unavailable(error)
         return _page([node], read_at)
 
     # Claiming
@@ -381,15 +313,15 @@ class IronicSource:
                       'value': value} for key, value in sorted(info.items()))
         try:
             answer = self._patch(node_uuid, patch)
-        except ironic_exc.Conflict as error:
+        except peers.ironic_exc.Conflict as error:
             if _is_claimed_elsewhere(error):
                 raise exception.InstanceClaimedElsewhere(
                     instance_uuid=instance_uuid)
             if not _is_claimed_by(error, instance_uuid):
-                raise exception.NodeTaken(_describe(error))
+                raise exception.NodeTaken(peers.describe_error(error))
             answer = self._get(node_uuid)
         except _node_answers() as error:
-            raise exception.NodeTaken(_describe(error))
+            raise exception.NodeTaken(peers.describe_error(error))
         try:
             node = file_source.normalize(_node_dict(answer))
         except ValueError as error:
@@ -405,9 +337,9 @@ class IronicSource:
         try:
             return self._client().node.get(node_uuid, fields=list(FIELDS))
         except _node_answers() as error:
-            raise exception.NodeTaken(_describe(error))
-        except _failures() as error:
-            raise _unavailable(error)
+            raise exception.NodeTaken(peers.describe_error(error))
+        except peers.ironic_failures() as error:
+            raise peers.ironic_unavailable(error)
 
     def find_claim(self, instance_uuid):
         """``(node uuid, provision state)`` of the node Ironic has the
@@ -418,10 +350,10 @@ class IronicSource:
         try:
             node = self._client().node.get_by_instance_uuid(
                 instance_uuid, fields=['uuid', 'provision_state'])
-        except ironic_exc.NotFound:
+        except peers.ironic_exc.NotFound:
             return None
-        except _failures() as error:
-            raise _unavailable(error)
+        except peers.ironic_failures() as error:
+            raise peers.ironic_unavailable(error)
         return node.uuid, node.provision_state
 
     def release(self, node_uuid, instance_uuid, still_ours):
@@ -446,15 +378,15 @@ class IronicSource:
         read_at = timeutils.utcnow()
         try:
             node = self._client().node.get(node_uuid, fields=list(FIELDS))
-        except ironic_exc.NotFound:
+        except peers.ironic_exc.NotFound:
             return 'node gone from Ironic', Page([], [], read_at)
-        except _failures() as error:
-            raise _unavailable(error)
+        except peers.ironic_failures() as error:
+            raise peers.ironic_unavailable(error)
         if node.instance_uuid != instance_uuid:
             outcome = ('claim already cleared' if node.instance_uuid is None
                        else 'claim already cleared; the node now carries '
                             'instance %s, left alone' % node.instance_uuid)
-        elif node.provision_state not in UNDEPLOYED_STATES:
+        elif node.provision_state not in states.UNDEPLOYED:
             outcome = 'left to the teardown (%s)' % node.provision_state
         elif not still_ours():
             raise exception.ClaimNotCleared(
@@ -463,10 +395,11 @@ class IronicSource:
             read_at = timeutils.utcnow()
             try:
                 node = self._patch(node_uuid, _CLEAR_CLAIM)
-            except ironic_exc.NotFound:
+            except peers.ironic_exc.NotFound:
                 return 'node gone from Ironic', Page([], [], read_at)
             except _node_answers() as error:
-                raise exception.ClaimNotCleared(reason=_describe(error))
+                raise exception.ClaimNotCleared(
+                    reason=peers.describe_error(error))
             outcome = 'claim cleared'
         return outcome, _page([node], read_at)
 
@@ -479,7 +412,7 @@ class IronicSource:
         for attempt in range(settings.node_locked_retries + 1):
             try:
                 return self._client().node.update(node_uuid, patch)
-            except ironic_exc.Conflict as error:
+            except peers.ironic_exc.Conflict as error:
                 if (not _is_node_locked(error)
                         or attempt == settings.node_locked_retries):
                     raise
@@ -487,8 +420,8 @@ class IronicSource:
                           node_uuid, delay)
             except _node_answers():
                 raise
-            except _failures() as error:
-                raise _unavailable(error)
+            except peers.ironic_failures() as error:
+                raise peers.ironic_unavailable(error)
             time.sleep(delay)
             delay *= 2
 
@@ -506,7 +439,7 @@ def _unusable(node, instance_uuid):
     reserved for ``instance_uuid``, or None."""
     if node['instance_uuid'] != instance_uuid:
         return 'claimed by instance %s' % node['instance_uuid']
-    if node['provision_state'] != AVAILABLE:
+    if node['provision_state'] != states.AVAILABLE:
         return 'provision state is %s' % node['provision_state']
     if node['maintenance']:
         return 'in maintenance'

@@ -65,10 +65,6 @@ _source = None
 _source_lock = threading.Lock()
 
 
-class SyncInProgress(Exception):
-    """Another process holds the sync lease."""
-
-
 def fingerprint(node):
     """A digest of everything we store about a node."""
     return hashlib.sha256(
@@ -121,7 +117,7 @@ def sync_changes():
     """
     try:
         return sync(full=False, wait=False)
-    except SyncInProgress:
+    except exception.SyncInProgress:
         LOG.debug('Another process is syncing the inventory.')
     except exception.IronicUnavailable:
         pass
@@ -203,7 +199,7 @@ def _take_lease(holder, wait):
     while not db_inventory.take_sync_lease(ironic.NAME, holder,
                                            lease.SECONDS):
         if not wait or time.monotonic() > deadline:
-            raise SyncInProgress()
+            raise exception.SyncInProgress()
         time.sleep(LEASE_WAIT)
 
 
@@ -211,7 +207,7 @@ def _still_ours(keeper):
     """Another process took the sync over (we stalled past the lease):
     stop before our older pages overwrite its newer ones."""
     if not keeper.held():
-        raise SyncInProgress()
+        raise exception.SyncInProgress()
 
 
 def _full_pass_due(state):

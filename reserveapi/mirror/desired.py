@@ -19,6 +19,7 @@ its structural rules live here, once. Pure: the callers read it.
 
 import dataclasses
 
+from reserveapi.common import exception
 from reserveapi.common import validators
 
 
@@ -37,25 +38,25 @@ class DesiredState:
 def parse(aggregates):
     """A full desired state from ``[{"uuid": ..., "hosts": [...]}]``.
 
-    :raises: validators.FieldError (a ValueError) naming where the
+    :raises: exception.FieldError (a ValueError) naming where the
         document is wrong, e.g. ``[0].hosts[2]``; UUIDs come back
         canonical.
     """
     if not isinstance(aggregates, list):
-        raise validators.FieldError(
+        raise exception.FieldError(
             (), 'must be a list of {"uuid": ..., "hosts": [...]}')
     desired = {}
     for index, item in enumerate(aggregates):
         if not isinstance(item, dict) or set(item) != {'uuid', 'hosts'}:
-            raise validators.FieldError(
+            raise exception.FieldError(
                 (index,), 'must be an object with exactly "uuid" and '
                 '"hosts"')
         try:
             aggregate_uuid = validators.canonical_uuid(item['uuid'])
         except ValueError as exc:
-            raise validators.FieldError((index, 'uuid'), str(exc))
+            raise exception.FieldError((index, 'uuid'), str(exc))
         if aggregate_uuid in desired:
-            raise validators.FieldError(
+            raise exception.FieldError(
                 (index, 'uuid'), 'lists aggregate %s a second time'
                 % aggregate_uuid)
         desired[aggregate_uuid] = _hosts(index, item['hosts'])
@@ -64,14 +65,14 @@ def parse(aggregates):
 
 def _hosts(index, hosts):
     if not isinstance(hosts, list):
-        raise validators.FieldError((index, 'hosts'),
+        raise exception.FieldError((index, 'hosts'),
                                     'must be a list of host names')
     names = set()
     for position, host in enumerate(hosts):
         try:
             names.add(validators.host_name(host))
         except ValueError as exc:
-            raise validators.FieldError((index, 'hosts', position),
+            raise exception.FieldError((index, 'hosts', position),
                                         str(exc))
     return frozenset(names)
 

@@ -19,7 +19,7 @@ Nova for all compute nodes of the host (their ids are provider UUIDs).
 
 import reserveapi.conf
 from reserveapi.mirror import nova
-from reserveapi.mirror import peer
+from reserveapi.peers import clients as peers
 
 CONF = reserveapi.conf.CONF
 
@@ -62,14 +62,14 @@ class HostResolver:
 
         :raises: PeerError
         """
-        deadline = peer.deadline_for(timeout)
+        deadline = peers.deadline_for(timeout)
         found = {host: set() for host in hosts}
         for host in found:
             found[host].update(self.placement.provider_uuids_named(
-                host, timeout=peer.time_left(deadline), fresh=fresh))
+                host, timeout=peers.time_left(deadline), fresh=fresh))
         if CONF.mirror.resolve_hosts_via_nova and found:
             for hypervisor in self.nova.hypervisors(
-                    timeout=peer.time_left(deadline)):
+                    timeout=peers.time_left(deadline)):
                 host = nova.service_host(hypervisor)
                 if host in found:
                     found[host].add(hypervisor['id'])

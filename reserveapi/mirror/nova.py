@@ -20,8 +20,8 @@ from urllib import parse
 
 from oslo_utils import timeutils
 
-from reserveapi.mirror import exception as mirror_exc
-from reserveapi.mirror import peer
+from reserveapi.common import exception
+from reserveapi.peers import clients as peers
 
 NOVA_MICROVERSION = '2.53'
 """Hypervisor ids are compute node UUIDs from 2.53 on (aggregate UUIDs need
@@ -34,14 +34,14 @@ LONG_AGO = datetime.datetime.min
 (archived or purged)."""
 
 
-class NovaClient(peer.PeerClient):
+class NovaClient(peers.PeerClient):
     """Nova, from the ``[nova]`` group."""
 
     group = 'nova'
     service_type = 'compute'
     microversion = NOVA_MICROVERSION
-    error = mirror_exc.NovaError
-    unavailable = mirror_exc.NovaUnavailable
+    error = exception.NovaError
+    unavailable = exception.NovaUnavailable
 
     def hypervisors(self, timeout=None):
         """Every compute node, following ``hypervisors_links`` pages.
@@ -102,7 +102,7 @@ class NovaClient(peer.PeerClient):
         if response.status_code == 200:
             return None
         if response.status_code != 404:
-            raise self.error(reason=peer.describe(response))
+            raise self.error(reason=peers.describe(response))
         body = self._get_json(
             '/servers/detail', deadline, microversion=SERVERS_MICROVERSION,
             params={'all_tenants': '1', 'deleted': 'True',

@@ -25,9 +25,9 @@ gone) makes the client forget and read again.
 
 from oslo_log import log as logging
 
+from reserveapi.common import exception
 import reserveapi.conf
-from reserveapi.mirror import exception as mirror_exc
-from reserveapi.mirror import peer
+from reserveapi.peers import clients as peers
 
 LOG = logging.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -36,7 +36,7 @@ PLACEMENT_MICROVERSION = '1.19'
 """Aggregates carry the provider generation from 1.19 on."""
 
 
-class PlacementClient(peer.PeerClient):
+class PlacementClient(peers.PeerClient):
     """Placement calls the mirror needs, from the ``[placement]`` group.
 
     Every method takes ``timeout`` (seconds, overriding the client's) so the
@@ -46,8 +46,8 @@ class PlacementClient(peer.PeerClient):
     group = 'placement'
     service_type = 'placement'
     microversion = PLACEMENT_MICROVERSION
-    error = mirror_exc.PlacementError
-    unavailable = mirror_exc.PlacementUnavailable
+    error = exception.PlacementError
+    unavailable = exception.PlacementUnavailable
 
     def __init__(self, timeout=None):
         super().__init__(timeout=timeout)
@@ -127,9 +127,9 @@ class PlacementClient(peer.PeerClient):
                                  deadline)
         if response.status_code == 404:
             self.forget(rp_uuid)
-            raise mirror_exc.ProviderGone(provider=rp_uuid)
+            raise exception.ProviderGone(provider=rp_uuid)
         if response.status_code != 200:
-            raise mirror_exc.PlacementError(reason=peer.describe(response))
+            raise exception.PlacementError(reason=peers.describe(response))
         return self._remember(rp_uuid, response.json())
 
     def _remember(self, rp_uuid, body):
@@ -173,16 +173,16 @@ class PlacementClient(peer.PeerClient):
                 return True
             self.forget(rp_uuid)
             if response.status_code == 404:
-                raise mirror_exc.ProviderGone(provider=rp_uuid)
+                raise exception.ProviderGone(provider=rp_uuid)
             if response.status_code != 409:
-                raise mirror_exc.PlacementError(
-                    reason=peer.describe(response))
+                raise exception.PlacementError(
+                    reason=peers.describe(response))
             LOG.debug('Resource provider %(provider)s changed under us '
                       '(attempt %(attempt)d of %(attempts)d): %(detail)s',
                       {'provider': rp_uuid, 'attempt': attempt,
                        'attempts': self.generation_retries,
-                       'detail': peer.describe(response)})
-        raise mirror_exc.PlacementConflict(provider=rp_uuid,
+                       'detail': peers.describe(response)})
+        raise exception.PlacementConflict(provider=rp_uuid,
                                 attempts=self.generation_retries)
 
 

@@ -28,13 +28,13 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from reserveapi import notifications
+from reserveapi.common import exception
 from reserveapi.common import lease
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
-from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import hosts
-from reserveapi.mirror import peer
 from reserveapi.mirror import placement
+from reserveapi.peers import clients as peers
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -91,7 +91,7 @@ def _inline_claim():
 
 def _inline_deadline():
     """One deadline for all the Placement calls of an API request."""
-    return peer.deadline_for(CONF.mirror.inline_timeout)
+    return peers.deadline_for(CONF.mirror.inline_timeout)
 
 
 def join(aggregate_uuid, host):
@@ -149,14 +149,14 @@ def _remove_from_every_provider(aggregate_uuid, deadline):
     client = resolver(inline=True).placement
     try:
         members = client.aggregate_providers(
-            aggregate_uuid, timeout=peer.time_left(deadline))
+            aggregate_uuid, timeout=peers.time_left(deadline))
         for rp_uuid in sorted(members):
             try:
                 client.remove_aggregate(rp_uuid, aggregate_uuid,
-                                        timeout=peer.time_left(deadline))
-            except mirror_exc.ProviderGone:
+                                        timeout=peers.time_left(deadline))
+            except exception.ProviderGone:
                 continue
-    except mirror_exc.PeerError as exc:
+    except exception.PeerError as exc:
         LOG.warning('Deleted aggregate %(aggregate)s may remain on '
                     'providers of no host we know until the next '
                     'reconcile: %(error)s',
@@ -176,7 +176,7 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
     try:
         _converge(host_resolver, row.aggregate_uuid, row.host, row.member,
                   deadline, providers)
-    except mirror_exc.MirrorError as exc:
+    except exception.MirrorError as exc:
         LOG.warning('Host %(host)s %(action)s aggregate %(aggregate)s is '
                     'pending (attempt %(attempt)d): %(error)s',
                     {'host': row.host,
@@ -207,7 +207,7 @@ def _converge(host_resolver, aggregate_uuid, host, member, deadline,
     try:
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
                                deadline, providers)
-    except mirror_exc.ProviderGone:
+    except exception.ProviderGone:
         # The host's providers changed under us: resolve it again, once.
         _change_every_provider(host_resolver, aggregate_uuid, host, member,
                                deadline)
@@ -217,13 +217,13 @@ def _change_every_provider(host_resolver, aggregate_uuid, host, member,
                            deadline, providers=None):
     if providers is None:
         providers = host_resolver.providers_for_host(
-            host, timeout=peer.time_left(deadline))
+            host, timeout=peers.time_left(deadline))
     if member and not providers:
-        raise mirror_exc.HostHasNoProvider(host=host)
+        raise exception.HostHasNoProvider(host=host)
     client = host_resolver.placement
     change = client.add_aggregate if member else client.remove_aggregate
     for rp_uuid in providers:
-        change(rp_uuid, aggregate_uuid, timeout=peer.time_left(deadline))
+        change(rp_uuid, aggregate_uuid, timeout=peers.time_left(deadline))
 
 
 def retry_pending():
@@ -266,7 +266,7 @@ def _resolve_hosts(hosts):
         return {}
     try:
         return resolver().providers_for_hosts(sorted(hosts))
-    except mirror_exc.PeerError:
+    except exception.PeerError:
         return {}
 
 

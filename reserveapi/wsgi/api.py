@@ -24,8 +24,9 @@ import threading
 from oslo_log import log
 
 from reserveapi.api import app
+from reserveapi.common import exception
 from reserveapi.common import service
-from reserveapi.mirror import credentials
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def init_application():
             try:
                 app.check_auth_at_startup()
                 credentials.check_placement_at_startup()
-            except credentials.MissingCredentials as exc:
+            except exception.MissingCredentials as exc:
                 # One clear line in the log, then refuse to load.
                 LOG.critical('%s', exc)
                 raise

@@ -22,11 +22,11 @@ from keystoneauth1 import session as ks_session
 
 from reserveapi import client
 from reserveapi.api import app
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
+from reserveapi_testing import loopback
 from tests import base as tests_base
-from tests import examples
 from tests.functional import base
-from tests.functional import inventory
-from tests.functional.fixtures import loopback
 from tests.functional.mirror import base as mirror_base
 
 

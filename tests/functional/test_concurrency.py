@@ -33,8 +33,8 @@ import fixtures
 from reserveapi.db import node_sync
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
+from reserveapi_testing import deployment
 from tests.functional import base
-from tests.functional.fixtures import deployment
 
 POOL_SIZE = 12
 CLIENTS = 16

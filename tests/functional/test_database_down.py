@@ -14,7 +14,7 @@
 
 With the database unreachable every route answers 503 in the API-WG
 format with ``Retry-After``, and ``GET /healthcheck`` says so. Against a
-private PostgreSQL or MariaDB server (``tests.fixtures.dbservers``) that
+private PostgreSQL or MariaDB server (``reserveapi_testing.dbservers``) that
 the tests stop, or kill in the middle of a transaction, whatever was in
 flight is rolled back: the data is as it was, and the API works again as
 soon as the server is back.
@@ -29,10 +29,10 @@ from reserveapi.api import errors
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
-from tests import examples
-from tests.fixtures import dbservers
+from reserveapi_testing import dbservers
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import routes
 
 NODES = ('node-1', 'node-2')

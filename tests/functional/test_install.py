@@ -25,7 +25,7 @@ import time
 
 from oslotest import base
 
-from tests.functional.fixtures import deployment
+from reserveapi_testing import deployment
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UNITS = ROOT / 'etc' / 'systemd'

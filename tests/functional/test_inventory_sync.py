@@ -30,9 +30,9 @@ from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import sync as inventory_sync
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 
 def counts(added=0, updated=0, unchanged=0, removed=0, flagged=0):

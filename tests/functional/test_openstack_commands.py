@@ -30,10 +30,10 @@ import fixtures
 from oslotest import base
 import testresources
 
-from tests import examples
-from tests.functional import inventory
-from tests.functional.fixtures import deployment
-from tests.functional.fixtures import placement as placement_fixture
+from reserveapi_testing import deployment
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
+from reserveapi_testing import placement as placement_fixture
 
 FOREIGN_PLUGIN_ERROR = re.compile(
     r"Could not load '(?!baremetal_reservation_)")

@@ -31,9 +31,9 @@ import uuid
 
 from oslotest import base
 
-from tests import examples
-from tests.functional import inventory
-from tests.functional.fixtures import deployment
+from reserveapi_testing import deployment
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 
 DEMO_CONFIG = os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
                            'reserveapi', 'reserveapi-demo.conf')

@@ -30,7 +30,7 @@ import fixtures
 from oslotest import base
 
 from reserveapi.db import migration
-from tests.functional.fixtures import deployment
+from reserveapi_testing import deployment
 
 KEYSTONE_MISSING = (
     '[keystone_authtoken] lacks auth_type, auth_url, username or user_id, '

@@ -22,7 +22,7 @@ import sys
 
 from oslotest import base
 
-from tests.functional.fixtures import deployment
+from reserveapi_testing import deployment
 
 MISSING = ('[placement] lacks auth_type, auth_url, username or user_id, '
            'password, project_name or project_id: set them (see the sample '
@@ -47,7 +47,7 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
 
         self.assertEqual(0, worker.returncode, worker.stderr)
         warnings = [line for line in (worker.stdout + worker.stderr)
-                    .splitlines() if 'reserveapi.mirror.credentials' in line]
+                    .splitlines() if 'reserveapi.peers.credentials' in line]
         self.assertEqual(1, len(warnings), warnings)
         self.assertIn(' WARNING ', warnings[0])
         self.assertTrue(warnings[0].endswith(MISSING), warnings[0])

@@ -24,11 +24,11 @@ from oslo_upgradecheck import upgradecheck
 from reserveapi import conf
 from reserveapi.cmd import status
 from reserveapi.db import base as db_base
+from reserveapi_testing import dbservers
+from reserveapi_testing import deployment
+from reserveapi_testing import inventory
+from reserveapi_testing import placement as placement_fixture
 from tests import base as test_base
-from tests.fixtures import dbservers
-from tests.functional import inventory
-from tests.functional.fixtures import deployment
-from tests.functional.fixtures import placement as placement_fixture
 from tests.functional.mirror import base as mirror_base
 
 SUCCESS = upgradecheck.Code.SUCCESS

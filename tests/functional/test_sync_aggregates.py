@@ -19,7 +19,7 @@ import os
 
 import fixtures
 
-from tests.functional import inventory
+from reserveapi_testing import inventory
 from tests.functional.fixtures import nova as nova_fixture
 from tests.functional.mirror import base as mirror_base
 

@@ -11,7 +11,7 @@
 # under the License.
 
 """reserveapi on a private three-node MariaDB Galera cluster, one API
-process per node (``tests/fixtures/galera.py``).
+process per node (``reserveapi_testing/galera.py``).
 
 The cluster takes half a minute to start and the suite several, so only
 the ``galera`` tox env runs it; that env sets

@@ -31,10 +31,10 @@ import requests
 from testtools import content
 from testtools import runtest
 
-from tests import examples
-from tests.fixtures import galera
+from reserveapi_testing import examples
+from reserveapi_testing import galera
+from reserveapi_testing import inventory
 from tests.functional import base as functional_base
-from tests.functional import inventory
 
 NODES = 36
 CLIENTS_PER_API = 4

@@ -27,10 +27,10 @@ from testtools import content
 from reserveapi import conf
 from reserveapi.cmd import worker
 from reserveapi.inventory import sync as inventory_sync
-from tests.fixtures import ironic as ironic_fixture
+from reserveapi_testing import deployment
+from reserveapi_testing import inventory
+from reserveapi_testing import ironic as ironic_fixture
 from tests.functional import base as functional_base
-from tests.functional import inventory
-from tests.functional.fixtures import deployment
 
 
 class IronicTestCase(base.BaseTestCase):
@@ -64,8 +64,8 @@ GOLD = {
                                    'has_gpu:true'},
     'traits': ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'],
 }
-"""Seeded node fields that the example request spec (tests/examples.py)
-matches."""
+"""Seeded node fields that the example request spec
+(reserveapi_testing/examples.py) matches."""
 
 
 class IronicAPITestCase(functional_base.APITestCase):

@@ -18,7 +18,7 @@ undone without a 500 and never leaves a reservation Ironic does not hold.
 import concurrent.futures
 import uuid as uuidlib
 
-from tests import examples
+from reserveapi_testing import examples
 from tests.ironic import base
 
 CLIENTS = 8

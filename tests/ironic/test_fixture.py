@@ -24,7 +24,7 @@ import uuid as uuidlib
 from oslotest import base as oslotest_base
 import requests
 
-from tests.fixtures import ironic as ironic_fixture
+from reserveapi_testing import ironic as ironic_fixture
 from tests.ironic import base
 
 TOP_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -122,7 +122,7 @@ class TestIronicService(base.IronicTestCase):
     def test_importing_the_fixture_does_not_import_ironic(self):
         loaded = _run_python('''
             import sys
-            import tests.fixtures.ironic
+            import reserveapi_testing.ironic
             print(sorted(m for m in sys.modules
                          if m == 'ironic' or m.startswith('ironic.')))
         ''')
@@ -136,7 +136,7 @@ class TestNoProcessLeftBehind(oslotest_base.BaseTestCase):
         # still running, before any cleanup or atexit can run.
         output = subprocess.run([sys.executable, '-c', textwrap.dedent("""
             import os, signal
-            from tests.fixtures import ironic
+            from reserveapi_testing import ironic
             cleaned = ironic.IronicFixture()
             cleaned.setUp()
             print(cleaned._process.pid, cleaned.base_dir)

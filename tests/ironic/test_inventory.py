@@ -30,6 +30,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.cmd import status
+from reserveapi.common import exception
 from reserveapi.common import lease
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
@@ -37,9 +38,9 @@ from reserveapi.db import models
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
-from reserveapi.inventory import reconcile
+from reserveapi.inventory import ironic_reconcile
 from reserveapi.inventory import sync as inventory_sync
-from tests import examples
+from reserveapi_testing import examples
 from tests.ironic import base
 
 V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}
@@ -611,7 +612,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         with fixtures.MockPatchObject(claims, 'claim',
                                       side_effect=released_meanwhile):
-            reconcile.reconcile()
+            ironic_reconcile.reconcile()
 
         self.assertIsNone(self.node_instance(node))
         self.assertEqual([], self.live_reservations())
@@ -636,7 +637,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         with fixtures.MockPatchObject(source, 'get_node',
                                       side_effect=claim_lands_meanwhile):
-            reconcile.reconcile()
+            ironic_reconcile.reconcile()
 
         self.assertEqual([reservation['uuid']],
                          [r['uuid'] for r in self.live_reservations()])
@@ -650,7 +651,7 @@ class TestSyncLease(InventoryTestCase):
         # A worker killed mid-pass: its lease is no longer renewed.
         self.assertTrue(db_inventory.take_sync_lease('ironic', 'killed',
                                                      lease.SECONDS))
-        self.assertRaises(inventory_sync.SyncInProgress, inventory_sync.sync,
+        self.assertRaises(exception.SyncInProgress, inventory_sync.sync,
                           wait=False)
 
         later = timeutils.utcnow() + datetime.timedelta(

@@ -12,14 +12,14 @@
 
 """Ironic 39's behaviour that the Ironic source and the Nova driver rely on.
 
-Each test pins one fact listed in ``tests/fixtures/ironic.py``; if a new
+Each test pins one fact listed in ``reserveapi_testing/ironic.py``; if a new
 Ironic changes it, the test says which assumption broke.
 """
 
 import datetime
 import uuid as uuidlib
 
-from tests.fixtures import ironic as ironic_fixture
+from reserveapi_testing import ironic as ironic_fixture
 from tests.ironic import base
 
 

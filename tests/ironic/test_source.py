@@ -20,7 +20,7 @@ from reserveapi import conf
 from reserveapi.common import exception
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import ironic
-from tests.fixtures import ironic_db
+from reserveapi_testing import ironic_db
 from tests.ironic import base
 
 OLD = datetime.datetime(2020, 1, 1)

@@ -39,11 +39,11 @@ from reserveapi import client
 from reserveapi import conf
 from reserveapi.api import app
 from reserveapi.api import microversion
-from tests import examples
-from tests.fixtures import keystone as keystone_fixture
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
+from reserveapi_testing import keystone as keystone_fixture
+from reserveapi_testing import loopback
 from tests.functional import base
-from tests.functional import inventory
-from tests.functional.fixtures import loopback
 
 REQUEST_TIMEOUT = 30
 HOSTS = ('compute-1', 'compute-2')

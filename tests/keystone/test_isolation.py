@@ -16,7 +16,7 @@ touches nothing of another project's, whatever the route or parameter.
 
 import urllib.parse
 
-from tests.functional import inventory
+from reserveapi_testing import inventory
 from tests.keystone import base
 
 NODES = ['node-%d' % number for number in range(1, 9)]

@@ -32,9 +32,9 @@ import yaml
 
 from reserveapi import reservations
 from reserveapi.mirror import state as mirror_state
-from tests import examples
-from tests.fixtures import keystone as keystone_fixture
-from tests.functional import inventory
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
+from reserveapi_testing import keystone as keystone_fixture
 from tests.functional.api import routes
 from tests.keystone import base
 

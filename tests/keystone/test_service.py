@@ -21,8 +21,8 @@ reservation then belongs to that project: the node's ``owner`` and
 import uuid
 
 from reserveapi import client as reserveapi_client
-from tests import examples
-from tests.functional import inventory
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.keystone import base
 
 

@@ -21,7 +21,7 @@ or a second token of it, is a 401, and nothing changes.
 """
 
 from reserveapi.api import microversion
-from tests.functional import inventory
+from reserveapi_testing import inventory
 from tests.keystone import base
 
 NODES = '/v1/nodes'

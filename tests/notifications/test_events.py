@@ -39,7 +39,7 @@ from reserveapi.common import exception
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import nova as nova_peer
 from reserveapi.mirror import state as mirror_state
-from tests.functional import inventory
+from reserveapi_testing import inventory
 from tests.functional.api import reservation_base
 from tests.functional.mirror import base as mirror_base
 

@@ -22,8 +22,8 @@ import subprocess
 from oslotest import base
 
 from reserveapi.osc import plugin
+from reserveapi_testing import deployment
 from tests.functional import test_openstack_commands
-from tests.functional.fixtures import deployment
 
 OUR_GROUP = 'openstack.baremetal_reservation.v1'
 

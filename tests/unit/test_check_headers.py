@@ -12,26 +12,12 @@
 
 """tools/check_headers.py, the license-header lint of ``tox -e pep8``."""
 
-import importlib.util
-import os
 import pathlib
 
 import fixtures
 import testtools
 
-TOOL = os.path.join(os.path.dirname(__file__), '..', '..', 'tools',
-                    'check_headers.py')
-
-
-def _import_tool():
-    module_spec = importlib.util.spec_from_file_location('check_headers',
-                                                         TOOL)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
-
-
-check_headers = _import_tool()
+from tools import check_headers
 
 
 class TestCheckHeaders(testtools.TestCase):

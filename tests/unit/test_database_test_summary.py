@@ -12,18 +12,12 @@
 
 """tools/database_test_summary.py: the line after ``tox -e py3``."""
 
-import importlib.util
 import io
-import pathlib
 
 from oslotest import base
 import subunit
 
-PATH = (pathlib.Path(__file__).resolve().parents[2] / 'tools'
-        / 'database_test_summary.py')
-SPEC = importlib.util.spec_from_file_location('database_test_summary', PATH)
-database_test_summary = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(database_test_summary)
+from tools import database_test_summary
 
 
 def stream(**statuses):

@@ -39,7 +39,7 @@ import yaml
 
 from reserveapi.api import microversion
 from reserveapi.cmd import manage
-from tests.fixtures import keystone as keystone_fixture
+from reserveapi_testing import keystone as keystone_fixture
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / 'doc' / 'source'

@@ -11,7 +11,6 @@
 # under the License.
 
 import collections
-import importlib.util
 import io
 import json
 import os
@@ -22,22 +21,10 @@ import testtools
 import yaml
 
 from reserveapi.inventory import file as inventory_file
+from tools import generate_inventory
 
 TOP_DIR = os.path.join(os.path.dirname(__file__), '..', '..')
 SAMPLE_INVENTORY = os.path.join(TOP_DIR, 'etc', 'reserveapi', 'nodes.yaml')
-
-
-def _import_tool():
-    """tools/ is not a package; load the script as a module."""
-    path = os.path.join(TOP_DIR, 'tools', 'generate_inventory.py')
-    module_spec = importlib.util.spec_from_file_location(
-        'generate_inventory', path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
-
-
-generate_inventory = _import_tool()
 
 
 class GenerateInventoryTestCase(testtools.TestCase):

@@ -25,52 +25,58 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.mirror', 'reserveapi.inventory', 'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
-          'reserveapi.notifications')
+          'reserveapi.notifications', 'reserveapi.peers')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
-IRONIC = ('ironicclient', 'keystoneauth1', 'reserveapi.inventory.ironic')
-PEERS = IRONIC + ('reserveapi.mirror.peer', 'reserveapi.mirror.placement',
-                  'reserveapi.mirror.nova', 'reserveapi.mirror.hosts')
+CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
+# What talks to a peer: the client libraries, peers/clients.py that
+# builds every client on them, and the mirror's calls over it.
+PEERS = CLIENT_LIBRARIES + (
+    'reserveapi.peers.clients', 'reserveapi.mirror.placement',
+    'reserveapi.mirror.nova', 'reserveapi.mirror.hosts')
 WEB = ('pecan', 'wsme', 'webob')
 
 # Layer (a top-level package or module of reserveapi, or a dotted module
 # inside one) -> import prefixes it must never use. The most specific
 # key applies, with its package's rules.
 FORBIDDEN = {
-    'api': ('reserveapi.db', 'reserveapi.mirror.exception',
-            'reserveapi.notifications') + PEERS,
+    'api': ('reserveapi.db', 'reserveapi.notifications') + PEERS,
     'reservations': ('reserveapi.api',) + WEB,
     # Domain packages side by side: reservations may use inventory and
     # mirror; neither of them uses reservations or the other.
     'mirror': ('reserveapi.api', 'reserveapi.reservations',
-               'reserveapi.inventory') + WEB,
+               'reserveapi.inventory', 'ironicclient') + WEB,
     # Pure: the API's type and the CLI both parse with it.
     'mirror.desired': ('reserveapi.conf', 'reserveapi.db', 'oslo_config',
-                       'oslo_log') + PEERS,
-    # Only the Ironic source speaks to Ironic.
+                       'oslo_log', 'reserveapi.peers') + PEERS,
+    # Only the Ironic source speaks to Ironic, through peers/.
     'inventory': ('reserveapi.api', 'reserveapi.reservations',
-                  'reserveapi.mirror') + WEB + PEERS[len(IRONIC):],
-    'inventory.file': IRONIC,
-    'inventory.nodes': IRONIC,
+                  'reserveapi.mirror') + WEB + CLIENT_LIBRARIES,
+    'inventory.file': ('reserveapi.peers',),
+    'inventory.nodes': ('reserveapi.peers',),
+    # Builds the clients and checks their options: below the domain.
+    'peers': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
+              'reserveapi.policies', 'reserveapi.policy',
+              'reserveapi.notifications') + DOMAIN + WEB,
     'matcher': ('reserveapi.db', 'reserveapi.conf', 'reserveapi.api',
                 'oslo_config', 'keystoneauth1', 'requests', 'socket',
-                'urllib') + DOMAIN + WEB,
+                'urllib', 'reserveapi.peers') + DOMAIN + WEB,
     'db': ('reserveapi.api', 'reserveapi.matcher', 'reserveapi.conf',
            'reserveapi.policies', 'reserveapi.policy', 'reserveapi.client',
-           'reserveapi.notifications')
+           'reserveapi.notifications', 'reserveapi.peers')
           + DOMAIN + WEB + PEERS,
     'common': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
-               'reserveapi.policies', 'reserveapi.policy') + DOMAIN + WEB
-              + PEERS,
+               'reserveapi.policies', 'reserveapi.policy',
+               'reserveapi.peers') + DOMAIN + WEB + PEERS,
     # Called by the domain modules after their commits; sends, decides
     # nothing.
     'notifications': ('reserveapi.api', 'reserveapi.db',
                       'reserveapi.matcher', 'reserveapi.policies',
-                      'reserveapi.policy', 'reserveapi.common') + DOMAIN
-                     + WEB + PEERS,
+                      'reserveapi.policy', 'reserveapi.common',
+                      'reserveapi.peers') + DOMAIN + WEB + PEERS,
     'policies': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
-                 'reserveapi.policy', 'reserveapi.conf') + DOMAIN + WEB
-                + PEERS,
+                 'reserveapi.policy', 'reserveapi.conf', 'reserveapi.peers')
+                + DOMAIN + WEB + PEERS,
     'client': SERVER + WEB,
     # The Nova side and the openstackclient plugin use reserveapi.client.
     'nova': SERVER + WEB,
@@ -204,6 +210,24 @@ class TestLayering(base.BaseTestCase):
                                       % (module, other))
         self.assertEqual(set(rank), found)
         self.assertEqual([], violations)
+
+    def test_tools_reach_no_test_module_and_no_sys_path(self):
+        """tools/ runs as a package from the repository's root and shares
+        fixtures with the tests through reserveapi_testing/."""
+        tools = sorted((PACKAGE.parent / 'tools').rglob('*.py'))
+        self.assertGreater(len(tools), 20)
+        found = []
+        for path in tools:
+            name = str(path.relative_to(PACKAGE.parent))
+            if 'sys.path' in path.read_text():
+                found.append('%s changes sys.path' % name)
+            # The Nova harness stays in tests/nova/ until the branch
+            # changing tests/nova/ lands; nothing else of tests/.
+            found.extend('%s imports %s' % (name, module)
+                         for module in _imports(path)
+                         if _matches(module, ('tests',))
+                         and not _matches(module, ('tests.nova',)))
+        self.assertEqual([], found)
 
     def test_one_query_style(self):
         # sa.select and friends, never the legacy session.query().

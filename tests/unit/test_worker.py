@@ -72,13 +72,13 @@ class TestJobs(tests_base.TestCase):
 
     def test_file_source(self):
         self.assertEqual(['inventory-sync', 'expire-reservations',
-                          'mirror-retry', 'mirror-reconcile'], self.names())
+                          'mirror-retry', 'sync-aggregates'], self.names())
 
     def test_ironic_source_reconciles_with_ironic(self):
         self.config(source='ironic', group='inventory')
         self.assertEqual(['inventory-sync', 'ironic-reconcile',
                           'expire-reservations', 'mirror-retry',
-                          'mirror-reconcile'], self.names())
+                          'sync-aggregates'], self.names())
         self.config(reconcile_interval=0, group='ironic')
         self.assertNotIn('ironic-reconcile', self.names())
 

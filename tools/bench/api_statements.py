@@ -20,14 +20,13 @@ it: ``{"sql": ..., "params": ...}``. run.py replays it as raw SQL for
 the floor that does the API's own database work (see
 benchload.raw_sql_floor)::
 
-    python tools/bench/api_statements.py --config-file reserveapi.conf
+    python -m tools.bench.api_statements --config-file reserveapi.conf
 """
 
 import argparse
 import json
 import sys
 
-import benchload
 import sqlalchemy as sa
 import webtest
 
@@ -35,6 +34,7 @@ from reserveapi.api import app as app_mod
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.db import base as db_base
+from tools.bench import benchload
 
 CONF = reserveapi.conf.CONF
 

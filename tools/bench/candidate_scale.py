@@ -31,8 +31,8 @@ code:
 Flat figures across the sizes mean the claim walks a bounded part of
 the best-fit index whatever the inventory::
 
-    python tools/bench/candidate_scale.py
-    python tools/bench/candidate_scale.py --sizes 10000,1000000 \\
+    python -m tools.bench.candidate_scale
+    python -m tools.bench.candidate_scale --sizes 10000,1000000 \\
         --repeat 500
 
 Results also go to tools/bench/out/candidate-scale-<timestamp>.json.
@@ -49,8 +49,8 @@ import tempfile
 import time
 import uuid
 
-import benchdb
-import benchload
+from tools.bench import benchdb
+from tools.bench import benchload
 
 HERE = pathlib.Path(__file__).resolve().parent
 

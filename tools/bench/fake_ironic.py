@@ -25,20 +25,16 @@ at start-up, so serving costs what copying bytes costs.
 
 Run it as its own process; it prints ``serving on PORT`` when ready::
 
-    python tools/bench/fake_ironic.py --nodes 100000 [--port 0]
+    python -m tools.bench.fake_ironic --nodes 100000 [--port 0]
 """
 
 import argparse
 import datetime
 import http.server
 import json
-import os
-import sys
 import urllib.parse
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-
-import generate_inventory  # noqa: E402
+from tools import generate_inventory
 
 MAX_LIMIT = 1000
 VERSION = '1.115'

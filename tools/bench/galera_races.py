@@ -13,7 +13,7 @@
 """Lost races across three Galera writers: how long do they take?
 
 Starts a private three-node MariaDB Galera cluster on loopback and one
-``reserveapi-api`` per node (``tests/fixtures/galera.py``), then runs two
+``reserveapi-api`` per node (``reserveapi_testing/galera.py``), then runs two
 races, each round three requests released together, one through each
 API:
 
@@ -29,25 +29,22 @@ exception being dropped" tracebacks.
 Usage (from the top of the tree, where reserveapi is installed; root
 or not, the cluster runs as the ``mysql`` user when root)::
 
-    python tools/bench/galera_races.py [--rounds 60]
+    python -m tools.bench.galera_races [--rounds 60]
 """
 
 import argparse
 import collections
 import os
 import statistics
-import sys
 import threading
 import time
 import uuid
 
 import requests
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
-
-from tests import examples  # noqa: E402
-from tests.fixtures import galera  # noqa: E402
-from tests.functional import inventory  # noqa: E402
+from reserveapi_testing import examples
+from reserveapi_testing import galera
+from reserveapi_testing import inventory
 
 WRITERS = 3
 TIMEOUT = 60

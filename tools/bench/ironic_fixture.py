@@ -13,7 +13,7 @@
 """What the real-Ironic test fixture costs, measured on this machine.
 
 Starts Ironic from the ``ironic`` package the way the tests do
-(``tests/fixtures/ironic.py``) and reports, in seconds:
+(``reserveapi_testing/ironic.py``) and reports, in seconds:
 
 * set-up (schema and first start) and a restart, graceful and killed;
 * seeding nodes straight into Ironic's database (200, then ``--nodes``);
@@ -27,19 +27,15 @@ Starts Ironic from the ``ironic`` package the way the tests do
 Usage (from the top of the tree, in an environment with ``ironic``, e.g.
 ``tox -e ironic --notest`` then ``.tox/ironic/bin/python``)::
 
-    python tools/bench/ironic_fixture.py [--nodes 10000] [--enroll 20]
+    python -m tools.bench.ironic_fixture [--nodes 10000] [--enroll 20]
 """
 
 import argparse
 import contextlib
-import os
-import sys
 import time
 import uuid as uuidlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
-
-from tests.fixtures import ironic as ironic_fixture  # noqa: E402
+from reserveapi_testing import ironic as ironic_fixture
 
 FIELDS = ('uuid,name,resource_class,properties,traits,provision_state,'
           'power_state,maintenance,retired,instance_uuid,conductor_group,'

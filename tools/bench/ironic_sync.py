@@ -13,7 +13,7 @@
 """The Ironic source's sync beside Ironic's own node list, and what
 claiming in Ironic adds to a reservation; one run, one table.
 
-1. The real Ironic (``tests/fixtures/ironic.py``) with ``--nodes`` nodes
+1. The real Ironic (``reserveapi_testing/ironic.py``) with ``--nodes`` nodes
    seeded into its database (shaped by ``tools/generate_inventory.py``),
    in the default conductor group so that every node can be claimed:
    Ironic's own paginated ``GET /v1/nodes?detail=True`` (and the
@@ -48,16 +48,12 @@ import time
 
 import requests
 
+from reserveapi_testing import ironic as ironic_fixture
+from tools import generate_inventory
+from tools.bench import benchdb
+from tools.bench import benchload
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / 'tools'))
-sys.path.insert(0, str(REPO / 'tools' / 'bench'))
-
-import benchdb  # noqa: E402
-import benchload  # noqa: E402
-import generate_inventory  # noqa: E402
-
-from tests.fixtures import ironic as ironic_fixture  # noqa: E402
 
 OUT = REPO / 'tools' / 'bench' / 'out'
 SPEC = 'baremetal'
@@ -139,7 +135,8 @@ def run_child(config_file, mode):
     """Run ``--child MODE`` and return its report plus its peak RSS."""
     out = tempfile.TemporaryFile(mode='w+')
     process = subprocess.Popen(  # noqa: S603
-        [sys.executable, __file__, '--child', mode, '--config-file',
+        [sys.executable, '-m', 'tools.bench.ironic_sync', '--child', mode,
+         '--config-file',
          str(config_file)], stdout=out, stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL, cwd=str(REPO))
     _pid, status, usage = os.wait4(process.pid, 0)
@@ -226,9 +223,9 @@ def real_ironic(args, workdir, record):
 def fake_ironic(args, workdir, record):
     log('starting an Ironic-shaped source of %d nodes ...' % args.fake_nodes)
     process = subprocess.Popen(  # noqa: S603
-        [sys.executable, str(REPO / 'tools' / 'bench' / 'fake_ironic.py'),
+        [sys.executable, '-m', 'tools.bench.fake_ironic',
          '--nodes', str(args.fake_nodes)], stdout=subprocess.PIPE,
-        stdin=subprocess.DEVNULL, text=True)
+        stdin=subprocess.DEVNULL, text=True, cwd=str(REPO))
     try:
         port = int(process.stdout.readline().split()[-1])
         endpoint = 'http://127.0.0.1:%d' % port

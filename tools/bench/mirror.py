@@ -26,12 +26,11 @@ SQLite file, then reports:
 
 Usage (from the top of the tree)::
 
-    python tools/bench/mirror.py [--calls 50] [--hosts 20]
+    python -m tools.bench.mirror [--calls 50] [--hosts 20]
 """
 
 import argparse
 import logging
-import os
 import statistics
 import sys
 import tempfile
@@ -42,14 +41,12 @@ import fixtures
 from oslo_config import fixture as config_fixture
 import webtest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
-
-from reserveapi import conf  # noqa: E402
-from reserveapi.api import app  # noqa: E402
-from reserveapi.cmd import worker  # noqa: E402
-from reserveapi.db import migration  # noqa: E402
-from reserveapi.mirror import placement as placement_client  # noqa: E402
-from tests.functional.fixtures import placement as placement_fixture  # noqa
+from reserveapi import conf
+from reserveapi.api import app
+from reserveapi.cmd import worker
+from reserveapi.db import migration
+from reserveapi.mirror import placement as placement_client
+from reserveapi_testing import placement as placement_fixture
 
 HEADERS = {'X-Roles': 'admin', 'X-Project-Id': 'bench',
            'X-User-Id': 'bench', 'X-Identity-Status': 'Confirmed'}

@@ -33,16 +33,13 @@ Usage (from the top of the tree)::
 import argparse
 import collections
 import functools
-import os
 import statistics
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
-
-from reserveapi import client  # noqa: E402
-from tests.nova import nova_api  # noqa: E402
+from reserveapi import client
+from tests.nova import nova_api
 
 HOST = 'compute-1'
 RESULTS = {}

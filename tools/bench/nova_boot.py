@@ -30,19 +30,16 @@ Usage (from the top of the tree)::
 import argparse
 import collections
 import functools
-import os
 import statistics
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
+from nova.virt.ironic import driver as stock_driver
 
-from nova.virt.ironic import driver as stock_driver  # noqa: E402
-
-from reserveapi import client  # noqa: E402
-from reserveapi.nova import driver as our_driver  # noqa: E402
-from tests.nova import base  # noqa: E402
+from reserveapi import client
+from reserveapi.nova import driver as our_driver
+from tests.nova import base
 
 TIMINGS = collections.defaultdict(list)
 

@@ -16,9 +16,9 @@
 Run the benchmark with ``--keep`` first, then point this at the config
 file it kept (a database with the inventory synced)::
 
-    python tools/bench/run.py --backends postgresql --nodes 5000 \\
+    python -m tools.bench.run --backends postgresql --nodes 5000 \\
         --requests 50 --keep
-    python tools/bench/profile_reserve.py \\
+    python -m tools.bench.profile_reserve \\
         --config-file /tmp/reserveapi-bench-XXXX/reserveapi-postgresql.conf
 
 It drives the full WSGI application (middleware, pecan, matching, SQL)
@@ -32,7 +32,7 @@ alone) in wall and CPU time, over ``--rounds`` rounds. To compare two
 revisions, run it from each in turn, alternating (``PYTHONPATH`` at a
 worktree of the other revision), with ``--no-profile``::
 
-    python tools/bench/profile_reserve.py --config-file ... --rounds 5 \
+    python -m tools.bench.profile_reserve --config-file ... --rounds 5 \
         --no-profile
 """
 
@@ -45,7 +45,6 @@ import statistics
 import sys
 import time
 
-import benchload
 import sqlalchemy as sa
 import webtest
 
@@ -53,6 +52,7 @@ from reserveapi.api import app as app_mod
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.db import base as db_base
+from tools.bench import benchload
 
 CONF = reserveapi.conf.CONF
 

@@ -18,7 +18,7 @@ Usage (see tools/bench/README.rst)::
 
     tox -e bench                                   # 100,000 nodes
     tox -e bench -- --nodes 5000 --requests 200    # a quick check
-    python tools/bench/run.py --backends sqlite,postgresql,mysql
+    python -m tools.bench.run --backends sqlite,postgresql,mysql
 
 For each backend: a throwaway database (SQLite: a temporary file), a
 config file, ``reserveapi-dbsync upgrade``, ``reserveapi-manage
@@ -56,8 +56,8 @@ import sys
 import tempfile
 import time
 
-import benchdb
-import benchload
+from tools.bench import benchdb
+from tools.bench import benchload
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -368,7 +368,7 @@ def bench_backend(kind, args, workdir, inventory, record):
             % (args.concurrent_requests, args.threads))
         _usage, captured = run_step(
             'capture the API\'s candidate query',
-            [sys.executable, str(HERE / 'api_statements.py'),
+            [sys.executable, '-m', 'tools.bench.api_statements',
              '--config-file', str(config), '--spec', args.spec], timeout)
         api_query = json.loads(captured)
         record['api_candidate_query'] = api_query

@@ -14,9 +14,9 @@
 concurrent clients while API workers, the reserveapi worker and the
 database server are killed or restarted. See README.rst.
 
-    python tools/soak/run.py                    # the short form CI runs
-    python tools/soak/run.py --duration 600     # ten minutes per database
-    python tools/soak/run.py --inventory ironic # against the real Ironic
+    python -m tools.soak.run                    # the short form CI runs
+    python -m tools.soak.run --duration 600     # ten minutes per database
+    python -m tools.soak.run --inventory ironic # against the real Ironic
 
 For each database (a private PostgreSQL and a private MariaDB): a server
 of its own, ``reserveapi-dbsync``, the real Placement in its own process,
@@ -47,19 +47,17 @@ import threading
 import time
 import uuid
 
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from reserveapi.common import lease
+from reserveapi.inventory import claims
+from reserveapi_testing import dbservers
+from tools.soak import soakchecks
+from tools.soak import soakload
+from tools.soak import soakservices
+
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-sys.path.insert(0, str(REPO))
-
-from oslo_utils import timeutils  # noqa: E402
-import soakchecks  # noqa: E402
-import soakload  # noqa: E402
-import soakservices  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
-
-from reserveapi.common import lease  # noqa: E402
-from reserveapi.inventory import claims  # noqa: E402
-from tests.fixtures import dbservers  # noqa: E402
 
 BACKENDS = {'postgresql': dbservers.PostgreSQLServer,
             'mysql': dbservers.MariaDBServer}
@@ -274,7 +272,7 @@ class BackendRun:
         if kind.startswith('worker-kill'):
             return self.kill_worker_in(
                 ('inventory-sync',) if kind.endswith('sync')
-                else ('mirror-reconcile', 'mirror-retry'))
+                else ('sync-aggregates', 'mirror-retry'))
         if kind == 'placement-pause':
             self.placement.pause(2.0)
             return {'paused_s': 2.0}

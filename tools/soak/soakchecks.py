@@ -18,11 +18,11 @@ import os
 import socket
 
 from oslo_utils import timeutils
-import soakload
 import sqlalchemy as sa
 
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import sync as inventory_sync
+from tools.soak import soakload
 
 
 def _check(name, problems):

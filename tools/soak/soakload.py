@@ -30,10 +30,10 @@ import uuid
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 import requests
-import soakservices
 import sqlalchemy as sa
 
 from reserveapi import client
+from tools.soak import soakservices
 
 OPERATION_ATTEMPTS = 15
 REQUEST_TIMEOUT = 60

@@ -14,8 +14,8 @@
 
 Placement, gunicorn serving reserveapi and the ``reserveapi-worker``
 daemon, each a child process on loopback with its output in the run's
-directory. The database server comes from ``tests.fixtures.dbservers``,
-the real Ironic from ``tests.fixtures.ironic``.
+directory. The database server comes from ``reserveapi_testing.dbservers``,
+the real Ironic from ``reserveapi_testing.ironic``.
 """
 
 import os
@@ -31,7 +31,7 @@ import uuid
 import requests
 import sqlalchemy as sa
 
-from tests.fixtures import ironic as ironic_fixture
+from reserveapi_testing import ironic as ironic_fixture
 
 BIN_DIR = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -338,7 +338,7 @@ class WorkerDaemon:
 
 
 class Ironic:
-    """The real Ironic 39 of ``tests.fixtures.ironic`` (SQLite,
+    """The real Ironic 39 of ``reserveapi_testing.ironic`` (SQLite,
     fake-hardware, noauth, no message bus) with ``count`` nodes
     ``available`` and powered off, each matching the soak's request
     spec. Its logs are copied to ``run_dir`` when it stops.

@@ -19,9 +19,9 @@ between SQL and Python, and the guarantees come from the database.
 import copy
 import uuid
 
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 HOST = 'compute-3'
 NEW_HOST = 'compute-7'

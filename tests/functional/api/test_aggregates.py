@@ -365,7 +365,7 @@ class TestDeleteAggregate(mirror_base.MirrorAPITestCase):
         self.delete_aggregate()
         self.assertTrue(self.show()['deleted'])
 
-        self.run_job('mirror-reconcile')
+        self.run_job('sync-aggregates')
 
         response = self.request('GET', '/v1/aggregates/%s' % self.aggregate)
         self.assertError(response, 404, 'reserveapi.aggregate_not_found')
@@ -384,7 +384,7 @@ class TestDeleteAggregate(mirror_base.MirrorAPITestCase):
         self.delete_aggregate()
 
         self.add_host('compute-1')
-        self.run_job('mirror-reconcile')
+        self.run_job('sync-aggregates')
 
         shown = self.show()
         self.assertEqual((False, 'synced'), (shown['deleted'], shown['state']))

@@ -222,7 +222,7 @@ class TestReconcile(DriftTestCase):
         self.remove_host('compute-2', self.agg_a)
         self.placement.add_aggregates(self.rp2, self.agg_a)
 
-        report = self.run_job('mirror-reconcile')
+        report = self.run_job('sync-aggregates')
 
         self.assertEqual(
             [(self.agg_a, 'compute-1', self.rp1, 'missing', 'added'),
@@ -240,10 +240,10 @@ class TestReconcile(DriftTestCase):
     def test_nothing_recorded_needs_no_placement(self):
         for aggregate in (self.agg_a, self.agg_b):
             self.delete_aggregate(aggregate)
-            self.run_job('mirror-reconcile')
+            self.run_job('sync-aggregates')
         self.placement.stop()
 
-        report = self.run_job('mirror-reconcile')
+        report = self.run_job('sync-aggregates')
 
         self.assertEqual((0, []), (report.aggregates, report.differences))
         self.assertEqual([], self.request(
@@ -255,7 +255,7 @@ class TestReconcile(DriftTestCase):
         self.placement.start()
         self.placement.add_aggregates(self.stray, self.agg_a)
 
-        report = self.run_job('mirror-reconcile')
+        report = self.run_job('sync-aggregates')
 
         self.assertTrue(report.in_sync, report)
         self.assertEqual(set(), self.placement.members(self.agg_a))
@@ -274,7 +274,7 @@ class TestNewProviders(mirror_base.MirrorAPITestCase):
         elsewhere = self.ironic_node('ironic-2')
         self.assertEqual({first}, self.placement.members(self.aggregate))
 
-        report = self.run_job('mirror-reconcile')
+        report = self.run_job('sync-aggregates')
 
         self.assertEqual([('missing', 'added')],
                          [(item.difference, item.action)
@@ -290,7 +290,7 @@ class TestNewProviders(mirror_base.MirrorAPITestCase):
         self.add_host('ironic-1')
         nova.stop()
 
-        report = self.run_job('mirror-reconcile')
+        report = self.run_job('sync-aggregates')
 
         self.assertFalse(report.in_sync)
         self.assertEqual([('ironic-1', 'unverified', 'pending')],

@@ -14,8 +14,8 @@
 
 import uuid
 
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 SILVER = {'memory_mb': 65536, 'cpus': 32, 'local_gb': 960,
           'resource_class': 'baremetal-silver'}

@@ -27,9 +27,9 @@ import uuid
 import sqlalchemy as sa
 
 from reserveapi.db import models
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import hostile
 
 HOST = 'compute-1'

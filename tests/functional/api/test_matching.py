@@ -15,9 +15,9 @@ explains an empty match."""
 
 import uuid
 
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 SAMPLE_PROJECT = rbase.SAMPLE_PROJECT

@@ -22,9 +22,9 @@ from reserveapi import policy
 from reserveapi.db import inventory as db_inventory
 from reserveapi.inventory import nodes as inventory_nodes
 from reserveapi.policies import node as node_policy
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 HOST = 'compute-3'
 INSTANCE_UUID = '2d9e7a3c-5b1f-4e8a-9c6d-0f1e2a3b4c5d'

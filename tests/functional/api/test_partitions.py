@@ -12,9 +12,9 @@
 
 """Microversion 1.1: a reservation limited to one Ironic partition."""
 
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 sample = examples.sample

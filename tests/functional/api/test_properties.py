@@ -23,9 +23,9 @@ from hypothesis import settings
 
 from reserveapi.common import states
 from reserveapi.common import validators
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.unit.api import test_properties as strategies
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None,

@@ -26,9 +26,9 @@ import fixtures
 
 from reserveapi import policies
 from reserveapi import policy
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import routes
 
 _PARAM = re.compile(r'\{([^}]+)\}')

@@ -18,8 +18,8 @@ import uuid
 from oslo_utils import timeutils
 
 from reserveapi import reservations
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 HOST = rbase.HOST

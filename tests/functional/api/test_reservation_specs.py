@@ -14,9 +14,9 @@
 
 import uuid
 
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 HOST = rbase.HOST

@@ -21,9 +21,9 @@ import sqlalchemy as sa
 
 from reserveapi import reservations
 from reserveapi.db import models
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 from tests.functional.mirror.base import parse_timestamp
 

@@ -19,9 +19,9 @@ import uuid
 import fixtures
 
 from reserveapi.db import reservations as db_reservations
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 from tests.functional.api import reservation_base as rbase
 
 HOST = rbase.HOST

@@ -25,9 +25,9 @@ from reserveapi.db import base as db_base
 from reserveapi.db import models
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
-from tests import examples
+from reserveapi_testing import examples
+from reserveapi_testing import inventory
 from tests.functional import base
-from tests.functional import inventory
 
 
 class TestInstanceRace(base.DBTestCase):

@@ -26,10 +26,10 @@ from reserveapi import conf
 from reserveapi.cmd import worker
 from reserveapi.mirror import placement
 from reserveapi.mirror import state as mirror_state
+from reserveapi_testing import placement as placement_fixture
 from tests import base
 from tests.functional import base as functional_base
 from tests.functional.fixtures import nova as nova_fixture
-from tests.functional.fixtures import placement as placement_fixture
 
 
 class MirrorTestCase(base.TestCase):

@@ -14,7 +14,7 @@
 
 import uuid
 
-from reserveapi.mirror import exception as mirror_exc
+from reserveapi.common import exception
 from reserveapi.mirror import hosts
 from reserveapi.mirror import nova
 from tests.functional.fixtures import nova as nova_fixture
@@ -110,7 +110,7 @@ class TestHostResolver(HostsTestCase):
         aggregate = str(uuid.uuid4())
 
         self.assertEqual([node], self.resolver.providers_for_host('ironic-1'))
-        self.assertRaises(mirror_exc.ProviderGone, self.join, 'ironic-1',
+        self.assertRaises(exception.ProviderGone, self.join, 'ironic-1',
                           aggregate)
 
         self.placement.create_provider(name=node, uuid=node)
@@ -139,9 +139,9 @@ class TestHostResolver(HostsTestCase):
         aggregate = str(uuid.uuid4())
         self.nova.stop()
 
-        self.assertRaises(mirror_exc.NovaUnavailable, self.join, 'ironic-1',
+        self.assertRaises(exception.NovaUnavailable, self.join, 'ironic-1',
                           aggregate)
-        self.assertRaises(mirror_exc.PeerError, self.join, 'ironic-1',
+        self.assertRaises(exception.PeerError, self.join, 'ironic-1',
                           aggregate)
         self.assertEqual(set(), self.placement.members(aggregate))
 
@@ -217,15 +217,15 @@ class TestNovaClient(HostsTestCase):
         rp = self.placement.create_provider('compute-1')
         self.nova.add_aggregate(hosts=['compute-1'])
         self.nova.stop()
-        self.assertRaises(mirror_exc.NovaUnavailable,
+        self.assertRaises(exception.NovaUnavailable,
                           self.nova_client.aggregates)
         self.nova.start()
         self.conf_fixture.config(
             group='nova', token='stale-9f3c1e')  # noqa: S106 - test value
         client = nova.NovaClient()
 
-        error = self.assertRaises(mirror_exc.NovaError, client.aggregates)
+        error = self.assertRaises(exception.NovaError, client.aggregates)
 
-        self.assertNotIsInstance(error, mirror_exc.NovaUnavailable)
+        self.assertNotIsInstance(error, exception.NovaUnavailable)
         self.assertNotIn('stale-9f3c1e', str(error))
         self.assertEqual(set(), self.placement.aggregates(rp))

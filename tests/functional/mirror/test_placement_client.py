@@ -19,9 +19,9 @@ import uuid
 import fixtures
 import webob
 
-from reserveapi.mirror import exception as mirror_exc
+from reserveapi.common import exception
 from reserveapi.mirror import placement
-from tests.functional.fixtures import placement as placement_fixture
+from reserveapi_testing import placement as placement_fixture
 from tests.functional.mirror import base as mirror_base
 
 
@@ -132,7 +132,7 @@ class TestRemembered(mirror_base.MirrorTestCase):
 
         self.placement.delete_provider(self.rp)
         new_rp = self.placement.create_provider('compute-1')
-        self.assertRaises(mirror_exc.ProviderGone,
+        self.assertRaises(exception.ProviderGone,
                           self.client.add_aggregate, self.rp, self.ours)
 
         self.assertEqual([new_rp],
@@ -211,7 +211,7 @@ class TestGenerationConflict(mirror_base.MirrorTestCase):
         self.placement.before_request('PUT', self.path,
                                       self._concurrent_writer, times=None)
 
-        self.assertRaises(mirror_exc.PlacementConflict,
+        self.assertRaises(exception.PlacementConflict,
                           client.add_aggregate, self.rp, self.ours)
 
         self.assertEqual(3, len(self.theirs))
@@ -224,7 +224,7 @@ class TestProviderGone(mirror_base.MirrorTestCase):
     def test_unknown_provider(self):
         missing = _uuid()
         for call in (self.client.add_aggregate, self.client.remove_aggregate):
-            self.assertRaises(mirror_exc.ProviderGone, call, missing, _uuid())
+            self.assertRaises(exception.ProviderGone, call, missing, _uuid())
 
     def test_deleted_between_read_and_write(self):
         rp = self.placement.create_provider('compute-1')
@@ -232,7 +232,7 @@ class TestProviderGone(mirror_base.MirrorTestCase):
             'PUT', '/resource_providers/%s/aggregates' % rp,
             lambda environ: self.placement.delete_provider(rp))
 
-        error = self.assertRaises(mirror_exc.ProviderGone,
+        error = self.assertRaises(exception.ProviderGone,
                                   self.client.add_aggregate, rp, _uuid())
 
         self.assertIn(rp, str(error))
@@ -253,13 +253,13 @@ class TestPlacementDown(mirror_base.MirrorTestCase):
         ours = _uuid()
         self.placement.stop()
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, ours)
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.providers_named, 'compute-1')
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.aggregate_providers, ours)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -277,11 +277,11 @@ class TestPlacementDown(mirror_base.MirrorTestCase):
         worker = placement.PlacementClient()
         self.placement.stop()
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           inline.add_aggregate, self.rp, _uuid())
         self.sleeps.assert_not_called()
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           worker.add_aggregate, self.rp, _uuid())
         self.assertEqual(5, self.sleeps.call_count)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
@@ -290,7 +290,7 @@ class TestPlacementDown(mirror_base.MirrorTestCase):
         self.conf_fixture.config(group='placement', connect_retries=5)
         self.placement.stop()
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.add_aggregate, self.rp, _uuid(),
                           timeout=2)
         self.sleeps.assert_not_called()
@@ -306,7 +306,7 @@ class TestPlacementDown(mirror_base.MirrorTestCase):
         client = placement.PlacementClient(
                                            timeout=0.2)
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           client.add_aggregate, self.rp, _uuid())
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -315,7 +315,7 @@ class TestPlacementDown(mirror_base.MirrorTestCase):
             'GET', '/resource_providers/%s/aggregates' % self.rp,
             lambda environ: webob.Response(status=503))
 
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.remove_aggregate, self.rp, self.mine)
         self.assertEqual({self.mine}, self.placement.aggregates(self.rp))
 
@@ -335,7 +335,7 @@ class TestNoSecretsLogged(mirror_base.MirrorTestCase):
         self.client.add_aggregate(rp, aggregate)
         self.client.remove_aggregate(rp, aggregate)
         self.placement.stop()
-        self.assertRaises(mirror_exc.PlacementUnavailable,
+        self.assertRaises(exception.PlacementUnavailable,
                           self.client.add_aggregate, rp, aggregate)
 
         output = ''.join(log.output for log in logs)

@@ -36,7 +36,7 @@ from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.common import validators
 from reserveapi.matcher import spec as spec_mod
-from tests import examples
+from reserveapi_testing import examples
 
 SETTINGS = settings(max_examples=300, deadline=None, database=None,
                     derandomize=True)

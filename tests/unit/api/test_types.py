@@ -23,7 +23,7 @@ from reserveapi.api import body
 from reserveapi.api import types
 from reserveapi.api.controllers.v1 import reservations as controller
 from reserveapi.common import exception
-from tests import examples
+from reserveapi_testing import examples
 
 UPPER_UUID = '6F1C0A2E-5B4D-4C3E-9A8F-7E6D5C4B3A21'
 

@@ -33,6 +33,7 @@ from oslo_config import fixture as config_fixture
 from reserveapi import conf
 from reserveapi.common import exception
 from reserveapi.inventory import ironic
+from reserveapi.peers import clients as peers
 from tests import base
 from tests.unit.inventory import test_file
 
@@ -84,7 +85,7 @@ class SourceTestCase(base.TestCase):
                     node_locked_retries=2, node_locked_retry_interval=0,
                     group='ironic')
         self.client_class = self.useFixture(fixtures.MockPatchObject(
-            ironic.ironic_client, 'Client')).mock
+            peers.ironic_client, 'Client')).mock
         self.nodes = self.client_class.return_value.node
         self.source = ironic.IronicSource(conf.CONF)
 

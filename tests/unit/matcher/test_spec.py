@@ -17,7 +17,7 @@ import testtools
 from reserveapi.common import exception
 from reserveapi.matcher import operators
 from reserveapi.matcher import spec
-from tests import examples
+from reserveapi_testing import examples
 
 
 def _parse(extra_specs=None, image=None, **flavor):

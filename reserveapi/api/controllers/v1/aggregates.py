@@ -28,8 +28,8 @@ from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
 from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import states
-from reserveapi.mirror import reconcile
 from reserveapi.mirror import state as mirror_state
+from reserveapi.mirror import sync as mirror_sync
 from reserveapi.policies import aggregate as aggregate_policy
 
 
@@ -159,6 +159,6 @@ class AggregatesController(rest.RestController):
     def sync(self):
         policy.authorize(aggregate_policy.SYNC, pecan.request.context)
         body = body_mod.request_body(SyncRequest)
-        report = reconcile.sync(body.aggregates, dry_run=body.dry_run,
+        report = mirror_sync.sync(body.aggregates, dry_run=body.dry_run,
                                 prune=body.prune, inline=True)
         return _answer(render_report(report), not report.pending)

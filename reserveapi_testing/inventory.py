@@ -47,7 +47,8 @@ def node(name, resource_class='baremetal-gold', memory_mb=8192, cpus=8,
          instance_uuid=None, owner=None, lessee=None, conductor_group='',
          shard=None, uuid=None, ironic_traits=False):
     """One node as Ironic lists it; the defaults make an eligible node
-    that the example request spec (tests/examples.py) matches.
+    that the example request spec (reserveapi_testing/examples.py)
+    matches.
 
     ``ironic_traits`` writes traits in Ironic's ``[{"trait": ...}]`` form.
     """

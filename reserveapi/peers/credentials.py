@@ -26,6 +26,7 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log
 
+from reserveapi.common import exception
 import reserveapi.conf
 
 LOG = log.getLogger(__name__)
@@ -45,10 +46,6 @@ _SCOPE = ('project_name', 'project_id', 'domain_name', 'domain_id',
 _APP_CREDENTIAL = ('application_credential_id',
                    'application_credential_name')
 _ENDPOINT = ('endpoint_override', 'endpoint')
-
-
-class MissingCredentials(Exception):
-    """A peer group lacks options that the service needs."""
 
 
 def missing_options(group):
@@ -165,5 +162,5 @@ def check_placement_at_startup():
                'Placement and every change stays pending.'
                % describe_missing('placement', missing))
     if CONF.mirror.require_placement_credentials:
-        raise MissingCredentials(message)
+        raise exception.MissingCredentials(message)
     LOG.warning(message)

@@ -40,10 +40,9 @@ from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import desired as desired_mod
-from reserveapi.mirror import exception as mirror_exc
 from reserveapi.mirror import nova
-from reserveapi.mirror import peer
 from reserveapi.mirror import state
+from reserveapi.peers import clients as peers
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -66,7 +65,7 @@ ACTIONS = {
     REMOVED: 'removed',
     KEPT: 'kept: prune to remove it',
     PENDING: 'pending: the worker retries it',
-    FAILED: 'failed: the next reconcile retries it',
+    FAILED: 'failed: the next sync retries it',
 }
 
 
@@ -172,7 +171,7 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
     if not comparison.owned:
         return Report(dry_run, prune, 0, 0, [])
     host_resolver = state.resolver(inline=inline)
-    deadline = peer.deadline_for(
+    deadline = peers.deadline_for(
         (CONF.mirror.inline_timeout or None) if inline else None)
     differences, providers = _compare(comparison, host_resolver, deadline)
     if not dry_run:
@@ -186,15 +185,17 @@ def sync(desired=None, dry_run=False, prune=False, inline=False):
                   len(comparison.hosts), differences)
 
 
-def reconcile():
-    """Worker job: make Placement match our recorded state again, so
-    that providers created since a host joined inherit its aggregates.
+def sync_aggregates():
+    """Worker job ``sync-aggregates``, what ``reserveapi-manage
+    sync-aggregates`` does with the recorded state: make Placement match
+    it again, so that providers created since a host joined inherit its
+    aggregates.
 
     :raises: DBError; never for Placement or Nova.
     """
     report = sync()
     if report.differences:
-        LOG.info('Mirror reconcile: %(found)d differences, %(fixed)d '
+        LOG.info('sync-aggregates: %(found)d differences, %(fixed)d '
                  'fixed, %(pending)d pending, %(kept)d extra kept.',
                  {'found': len(report.differences),
                   'fixed': report.count(ADDED) + report.count(REMOVED),
@@ -203,12 +204,14 @@ def reconcile():
     return report
 
 
-def reconcile_from_nova():
-    """Worker job: Nova's host aggregates are the desired state.
+def sync_aggregates_from_nova():
+    """Worker job ``sync-aggregates-from-nova``, what
+    ``reserveapi-manage sync-aggregates --from-nova`` does: Nova's host
+    aggregates are the desired state.
 
     Our records follow Nova first (joins, leaves and deletes that
     nova-api's hook could not report), then Placement follows our
-    records on every provider of each host, as ``reconcile`` does. Our
+    records on every provider of each host, as ``sync_aggregates`` does. Our
     table is read before Nova, so a change recorded while Nova answers
     is newer than its answer and wins. Extra memberships nobody explains
     are only removed with ``[mirror] reconcile_from_nova_prune``.
@@ -264,8 +267,8 @@ def _compare(comparison, host_resolver, deadline):
     """
     try:
         providers = host_resolver.providers_for_hosts(
-            comparison.hosts, timeout=peer.time_left(deadline))
-    except mirror_exc.PeerError as exc:
+            comparison.hosts, timeout=peers.time_left(deadline))
+    except exception.PeerError as exc:
         return [Difference(aggregate_uuid, host, None, UNVERIFIED,
                            detail=exc.detail)
                 for host in comparison.hosts
@@ -277,7 +280,7 @@ def _compare(comparison, host_resolver, deadline):
         if not providers[host]:
             differences.extend(
                 Difference(aggregate_uuid, host, None, UNVERIFIED,
-                           detail=mirror_exc.HostHasNoProvider(
+                           detail=exception.HostHasNoProvider(
                                host=host).detail)
                 for aggregate_uuid in sorted(comparison.wanted[host]))
             continue
@@ -299,8 +302,8 @@ def _members(comparison, client, deadline):
     for aggregate_uuid in sorted(comparison.owned):
         try:
             members[aggregate_uuid] = client.aggregate_providers(
-                aggregate_uuid, timeout=peer.time_left(deadline))
-        except mirror_exc.PeerError as exc:
+                aggregate_uuid, timeout=peers.time_left(deadline))
+        except exception.PeerError as exc:
             unverified.append(Difference(aggregate_uuid, None, None,
                                          UNVERIFIED, detail=exc.detail))
     return members, unverified
@@ -377,10 +380,10 @@ def _remove_stray(comparison, item, prune, client, deadline):
         return
     try:
         client.remove_aggregate(item.provider_uuid, item.aggregate_uuid,
-                                timeout=peer.time_left(deadline))
-    except mirror_exc.ProviderGone:
+                                timeout=peers.time_left(deadline))
+    except exception.ProviderGone:
         pass
-    except mirror_exc.PeerError as exc:
+    except exception.PeerError as exc:
         item.action, item.detail = FAILED, exc.detail
         return
     item.action = REMOVED

@@ -19,11 +19,11 @@ tests/nova/test_aggregates.py.
 import fixtures
 
 from reserveapi.cmd import worker
-from reserveapi.mirror import exception as mirror_exc
-from reserveapi.mirror import reconcile
+from reserveapi.common import exception
+from reserveapi.mirror import sync as mirror_sync
 from tests.functional.mirror import base as mirror_base
 
-JOB = 'mirror-reconcile-from-nova'
+JOB = 'sync-aggregates-from-nova'
 
 
 class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
@@ -80,7 +80,7 @@ class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
         it. Nova's older answer does not take compute-1 out.
         """
         self.nova_aggregate(self.aggregate)['hosts'] = []
-        real = reconcile.desired_from_nova
+        real = mirror_sync.desired_from_nova
 
         def hook_reports_in_between():
             desired = real()
@@ -90,7 +90,7 @@ class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
             return desired
 
         self.useFixture(fixtures.MockPatchObject(
-            reconcile, 'desired_from_nova', hook_reports_in_between))
+            mirror_sync, 'desired_from_nova', hook_reports_in_between))
         self.run_job(JOB)
         self.assertEqual(self.rps['compute-1'],
                          self.placement.members(self.aggregate))
@@ -100,7 +100,7 @@ class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
         stray = next(iter(self.rps['compute-2']))
         self.placement.add_aggregates(stray, self.aggregate)
         report = self.run_job(JOB)
-        self.assertEqual([(stray, reconcile.EXTRA, reconcile.KEPT)],
+        self.assertEqual([(stray, mirror_sync.EXTRA, mirror_sync.KEPT)],
                          [(item.provider_uuid, item.difference, item.action)
                           for item in report.differences])
         self.assertIn(stray, self.placement.members(self.aggregate))
@@ -112,7 +112,7 @@ class TestReconcileFromNova(mirror_base.MirrorAPITestCase):
 
     def test_nova_down_changes_nothing(self):
         self.nova.stop()
-        self.assertRaises(mirror_exc.NovaUnavailable, self.run_job, JOB)
+        self.assertRaises(exception.NovaUnavailable, self.run_job, JOB)
         self.assertEqual({'compute-1': (True, 'synced')}, self.host_states())
         self.assertEqual(self.rps['compute-1'],
                          self.placement.members(self.aggregate))

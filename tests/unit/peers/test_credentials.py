@@ -15,7 +15,8 @@
 
 import fixtures
 
-from reserveapi.mirror import credentials
+from reserveapi.common import exception
+from reserveapi.peers import credentials
 from tests import base
 
 USUAL = ['auth_url', 'username or user_id', 'password',
@@ -91,7 +92,7 @@ class TestStartupCheck(base.TestCase):
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(
-            name='reserveapi.mirror.credentials'))
+            name='reserveapi.peers.credentials'))
 
     def test_complete_options_say_nothing(self):
         base.use_plugin_options(self, 'none', 'placement')
@@ -110,7 +111,7 @@ class TestStartupCheck(base.TestCase):
     def test_required_makes_them_fatal(self):
         base.use_plugin_options(self, 'password', 'placement')
         self.config(group='mirror', require_placement_credentials=True)
-        error = self.assertRaises(credentials.MissingCredentials,
+        error = self.assertRaises(exception.MissingCredentials,
                                   credentials.check_placement_at_startup)
         self.assertIn('[placement] lacks auth_type', str(error))
         self.assertEqual('', self.log.output)

@@ -1,0 +1,67 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+
+"""The server's one error family: every error has a status and a stable
+code of its own, and every peer outage is one 503 per peer."""
+
+import inspect
+
+from oslotest import base
+
+from reserveapi.common import exception
+
+
+def _family():
+    return [value for _name, value in inspect.getmembers(exception)
+            if inspect.isclass(value)
+            and issubclass(value, exception.ReserveapiException)]
+
+
+class TestFamily(base.BaseTestCase):
+
+    def test_codes_are_stable_and_distinct(self):
+        family = _family()
+        self.assertGreater(len(family), 30)
+        # A class that defines no code of its own (FieldError) answers as
+        # its parent does.
+        codes = [error.code for error in family if 'code' in vars(error)]
+        self.assertEqual(sorted(set(codes)), sorted(codes))
+        self.assertEqual([], [code for code in codes
+                              if not code.startswith('reserveapi.')])
+
+    def test_each_peer_outage_is_a_503(self):
+        outages = sorted(error.__name__ for error in _family()
+                         if issubclass(error, exception.PeerUnavailable)
+                         and error is not exception.PeerUnavailable)
+        self.assertEqual(['IronicUnavailable', 'NovaUnavailable',
+                          'PlacementUnavailable'], outages)
+        for name in outages:
+            error = getattr(exception, name)(reason='down')
+            self.assertEqual(503, error.status)
+            self.assertIn('down', error.detail)
+
+    def test_a_mirror_outage_is_still_a_mirror_error(self):
+        # The mirror's callers catch PeerError, the retry queue any
+        # MirrorError: an outage stays pending like any other failure.
+        for outage in (exception.PlacementUnavailable,
+                       exception.NovaUnavailable):
+            error = outage(reason='down')
+            self.assertIsInstance(error, exception.PeerError)
+            self.assertIsInstance(error, exception.ServiceUnavailable)
+
+    def test_field_error_names_where(self):
+        error = exception.FieldError(('aggregates', 0, 'hosts'),
+                                     'must be a list')
+        self.assertEqual('aggregates[0].hosts must be a list', str(error))
+        self.assertIsInstance(error, ValueError)
+        self.assertEqual(400, error.status)
