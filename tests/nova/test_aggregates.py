@@ -23,7 +23,7 @@ from nova import objects
 from nova.cmd import manage as nova_manage
 from oslo_utils import uuidutils
 
-from tests.nova import nova_api
+from reserveapi_testing.nova import nova_api
 
 HOST = 'compute-1'
 # What Nova may take beyond [reserveapi] aggregate_timeout to answer, on a

@@ -25,8 +25,8 @@ from nova.virt.ironic import driver as ironic_driver
 
 from reserveapi import client
 from reserveapi.nova import driver
-from tests.nova import base
-from tests.nova import nova_api
+from reserveapi_testing.nova import base
+from reserveapi_testing.nova import nova_api
 
 
 class TestReservationDriver(base.IronicTestCase):

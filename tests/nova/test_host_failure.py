@@ -16,8 +16,8 @@ driver on two hosts, the service asking the same nova-api."""
 
 import time
 
-from tests.nova import base
-from tests.nova import nova_api
+from reserveapi_testing.nova import base
+from reserveapi_testing.nova import nova_api
 
 GRACE = 3
 
@@ -56,13 +56,13 @@ class TestHostFailure(base.IronicTestCase):
             'provision_state'])
 
         # Within the grace period: nothing to release.
-        code, output = self.manage('reconcile-reservations', '--dry-run')
+        code, output = self.manage('release-orphans', '--dry-run')
         self.assertEqual((0, '0 orphaned reservations found (dry run: '
                              'nothing released).\n'), (code, output))
 
         self.reserveapi.configure({'reservations': {'orphan_grace': GRACE}})
         time.sleep(max(0, deleted_at + GRACE - time.monotonic()))
-        code, output = self.manage('reconcile-reservations', '--dry-run')
+        code, output = self.manage('release-orphans', '--dry-run')
         self.assertEqual(0, code, output)
         self.assertIn('Reservation %s: instance %s of host %s on node %s, '
                       'deleted in Nova ' % (
@@ -122,7 +122,7 @@ class TestHostFailure(base.IronicTestCase):
         self.assertEqual(1, code, output)
         self.assertIn('Nothing moved: Nova is unavailable', output)
         self.reserveapi.configure({'reservations': {'orphan_grace': 0}})
-        code, output = self.manage('reconcile-reservations')
+        code, output = self.manage('release-orphans')
         self.assertEqual(1, code, output)
         self.assertIn('Reservations not reconciled: Nova is unavailable',
                       output)

@@ -16,8 +16,8 @@ in doc/source/nova.rst says: inside real Nova, step by step."""
 from nova import context as nova_context
 
 from reserveapi.nova import driver
-from tests.nova import base
-from tests.nova import reserveapi_service
+from reserveapi_testing.nova import base
+from reserveapi_testing.nova import reserveapi_service
 
 OLD_HOST = 'old1'
 NEW_HOST = 'compute-2'

@@ -18,8 +18,8 @@ import os
 import fixtures
 from nova import context as nova_context
 
-from tests.nova import base
-from tests.nova import nova_api
+from reserveapi_testing.nova import base
+from reserveapi_testing.nova import nova_api
 
 # Shard -> its hosts and how many Ironic nodes it has.
 SHARDS = {'sa': ('host-a', 2), 'sb': ('host-b', 3)}

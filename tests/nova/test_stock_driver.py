@@ -13,7 +13,7 @@
 """The baseline: Nova's stock ironic.IronicDriver, one compute service, in
 the same harness (one compute node per Ironic node)."""
 
-from tests.nova import base
+from reserveapi_testing.nova import base
 
 
 class TestStockDriver(base.IronicTestCase):

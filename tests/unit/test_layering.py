@@ -221,12 +221,9 @@ class TestLayering(base.BaseTestCase):
             name = str(path.relative_to(PACKAGE.parent))
             if 'sys.path' in path.read_text():
                 found.append('%s changes sys.path' % name)
-            # The Nova harness stays in tests/nova/ until the branch
-            # changing tests/nova/ lands; nothing else of tests/.
             found.extend('%s imports %s' % (name, module)
                          for module in _imports(path)
-                         if _matches(module, ('tests',))
-                         and not _matches(module, ('tests.nova',)))
+                         if _matches(module, ('tests',)))
         self.assertEqual([], found)
 
     def test_one_query_style(self):

@@ -51,9 +51,9 @@ import sys
 import tempfile
 import time
 
-import benchdb
-import benchload
-import candidate_scale
+from tools.bench import benchdb
+from tools.bench import benchload
+from tools.bench import candidate_scale
 
 HERE = pathlib.Path(__file__).resolve().parent
 SHARDS = 10

@@ -13,16 +13,17 @@
 """What nova-api's aggregate hook adds to ``add_host``, against plain Nova
 in the same run.
 
-The harness is the Nova suite's (``tests/nova/nova_api.py``): real
-nova-api (Nova's stock pipeline, and the same with our filter), the real
-Placement, a stock Ironic host with a provider per node, and the
-reservation service resolving hosts through that nova-api. Each round
-times ``POST /os-aggregates/{id}/action`` ``add_host`` through both
-pipelines, alternately (``remove_host`` through the same pipeline in
-between, untimed, so the mirror has work to do each time), with the
-service up, stopped (connections refused) and hung (connections accepted,
-never answered); plus, with the service up, at microversion 2.1, where
-the hook asks Nova for the aggregate's UUID.
+The harness is the Nova suite's
+(``reserveapi_testing/nova/nova_api.py``): real nova-api (Nova's stock
+pipeline, and the same with our filter), the real Placement, a stock
+Ironic host with a provider per node, and the reservation service
+resolving hosts through that nova-api. Each round times
+``POST /os-aggregates/{id}/action`` ``add_host`` through both pipelines,
+alternately (``remove_host`` through the same pipeline in between,
+untimed, so the mirror has work to do each time), with the service up,
+stopped (connections refused) and hung (connections accepted, never
+answered); plus, with the service up, at microversion 2.1, where the
+hook asks Nova for the aggregate's UUID.
 
 Usage (from the top of the tree)::
 
@@ -39,7 +40,7 @@ import time
 import unittest
 
 from reserveapi import client
-from tests.nova import nova_api
+from reserveapi_testing.nova import nova_api
 
 HOST = 'compute-1'
 RESULTS = {}

@@ -13,9 +13,10 @@
 """Boot servers through real Nova: the stock Ironic driver on one compute
 service against ours on three, in one run.
 
-The harness is the Nova functional suite's (``tests/nova/base.py``): real
-nova-api, conductor, scheduler and Placement in this process, the real
-Ironic and the reservation service beside it. For each driver it POSTs
+The harness is the Nova functional suite's
+(``reserveapi_testing/nova/base.py``): real nova-api, conductor,
+scheduler and Placement in this process, the real Ironic and the
+reservation service beside it. For each driver it POSTs
 ``--servers`` servers at once and reports the time from each POST to
 ACTIVE (median, max), boots per minute (ACTIVE servers over the time
 until the last one was) and how many ended in ERROR; for ours, also what the
@@ -39,7 +40,7 @@ from nova.virt.ironic import driver as stock_driver
 
 from reserveapi import client
 from reserveapi.nova import driver as our_driver
-from tests.nova import base
+from reserveapi_testing.nova import base
 
 TIMINGS = collections.defaultdict(list)
 

@@ -32,9 +32,9 @@ from nova.tests.functional.api import client as nova_client
 from placement import deploy as placement_deploy
 from wsgi_intercept import interceptor
 
-from tests.functional.fixtures.loopback import LoopbackServer
-from tests.nova import base
-from tests.nova import reserveapi_service
+from reserveapi_testing.loopback import LoopbackServer
+from reserveapi_testing.nova import base
+from reserveapi_testing.nova import reserveapi_service
 
 FILTER = 'reserveapi_aggregates'
 # The documented api-paste.ini change (README, reserveapi.nova.aggregates).

@@ -16,8 +16,8 @@ reserveapi in its own process.
 In this process: Nova's API, conductor, scheduler and compute services
 (``nova.tests.functional.integrated_helpers``), the real Placement
 fixture, Nova's Neutron and Glance fixtures. Beside it: the real Ironic
-(``tests.fixtures.ironic``, one per test process) and the reservation
-service (``tests.nova.reserveapi_service``, one per test), whose
+(``reserveapi_testing.ironic``, one per test process) and the reservation
+service (``reserveapi_testing.nova.reserveapi_service``, one per test), whose
 inventory is that Ironic and which claims the nodes it reserves there.
 """
 
@@ -37,8 +37,8 @@ from openstack import proxy as sdk_proxy
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 
 from reserveapi.nova import cmd as launcher
-from tests.fixtures import ironic as ironic_fixture
-from tests.nova import reserveapi_service
+from reserveapi_testing import ironic as ironic_fixture
+from reserveapi_testing.nova import reserveapi_service
 
 # What reserveapi-nova-compute does: compute_driver = reserveapi.X works.
 launcher.register()
