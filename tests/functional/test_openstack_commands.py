@@ -30,6 +30,7 @@ import fixtures
 from oslotest import base
 import testresources
 
+from reserveapi.api import microversion
 from reserveapi_testing import deployment
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
@@ -232,8 +233,9 @@ class TestReservationCommands(OpenStackCommandTestCase):
         self.openstack('--os-baremetal-reservation-api-version', '1.9',
                        'baremetal', 'reservation', 'list', expect=1)
         self.assertIn('Version 1.9 is not supported; this service supports '
-                      '1.0 to 1.1. (HTTP 406 '
-                      'reserveapi.version_not_acceptable)', self.stderr)
+                      '1.0 to %s. (HTTP 406 '
+                      'reserveapi.version_not_acceptable)'
+                      % microversion.VERSIONS[-1], self.stderr)
 
 
 class TestNodeAndAggregateCommands(OpenStackCommandTestCase):

@@ -24,6 +24,7 @@ from oslo_upgradecheck import upgradecheck
 from reserveapi import conf
 from reserveapi.cmd import status
 from reserveapi.db import base as db_base
+from reserveapi.db import migration
 from reserveapi_testing import dbservers
 from reserveapi_testing import deployment
 from reserveapi_testing import inventory
@@ -51,7 +52,7 @@ class TestChecks(mirror_base.MirrorAPITestCase):
         self.config(group='placement', auth_type=None)
 
     def test_schema_at_head(self):
-        self.assertEqual((SUCCESS, 'At 0006_ironic_release_leases.'),
+        self.assertEqual((SUCCESS, 'At %s.' % migration.head()),
                          self.check('schema'))
 
     def test_database_health(self):
@@ -250,8 +251,8 @@ class TestStatusCommand(test_base.TestCase):
         self.assertIn('Check: Database schema Result: Failure', text)
         # Unwrapping loses a hyphen that ended a line.
         self.assertIn('The database schema is at 0002_mirror_pending_since, '
-                      'this release needs 0006_ironic_release_leases: run '
-                      '"reserveapi dbsync upgrade".',
+                      'this release needs %s: run "reserveapi dbsync '
+                      'upgrade".' % migration.head(),
                       text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
 
 
