@@ -35,6 +35,7 @@ configured for its database::
 """
 
 import argparse
+import functools
 import json
 import pathlib
 import subprocess
@@ -93,7 +94,8 @@ def _timed(results, name, call):
 def _drop_triggers(engine):
     with engine.begin() as connection:
         for name, table in connection.exec_driver_sql(
-                'SELECT DISTINCT trigger_name, event_object_table FROM '
+                'SELECT DISTINCT trigger_name, '  # noqa: S608
+                'event_object_table FROM '
                 'information_schema.triggers WHERE trigger_schema = %s' % (
                     "'public'" if engine.dialect.name == 'postgresql'
                     else 'DATABASE()')).all():
@@ -165,9 +167,9 @@ def run_one(kind, triggers, count, sync):
         _timed(results, 'delete', lambda: _sql(engine, 'DELETE FROM nodes'))
         if sync:
             for name, change in (('sync add', 0), ('sync change', 1)):
-                inventory = _inventory(count, change)
-                _timed(results, name, lambda: node_sync.sync_nodes(
-                    lambda: [inventory]))
+                inventory = [_inventory(count, change)]
+                _timed(results, name, functools.partial(
+                    node_sync.sync_nodes, inventory.copy))
             _timed(results, 'sync remove', lambda: node_sync.sync_nodes(
                 lambda: [([], {})]))
         results['database'] = backend.version
