@@ -386,6 +386,11 @@ def _clear_stale(session, read_at, node_ids=None):
 
 def _remove(session, removed, flagged, now):
     for chunk in base.chunks(removed):
+        # Their traits first: the summary's triggers count a statement's
+        # traits out at once, a deleted node's own ones one node at a
+        # time (migration 0007).
+        session.execute(sa.delete(models.NodeTrait).where(
+            models.NodeTrait.node_id.in_(chunk)))
         session.execute(sa.delete(models.Node).where(
             models.Node.id.in_(chunk)))
     for chunk in base.chunks(flagged):

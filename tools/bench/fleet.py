@@ -15,7 +15,7 @@
 
 One throwaway PostgreSQL database, the schema from ``reserveapi-dbsync
 upgrade``, nodes seeded in SQL as ``candidate_scale.py`` seeds them
-(the summary's triggers fire for every row), grown in steps
+(the summary's triggers count each statement's rows), grown in steps
 (``--sizes``). Every node is in one of ten shards; one node in ten is
 held by a live reservation of one of the hosts. At each size, through
 the real WSGI app in this process (webtest), ``--hosts`` simulated

@@ -20,13 +20,17 @@ sizes, for a node not vanished and with a class), ``cpu_arch_counters``
 (a node not vanished with an architecture) and ``free_trait_counters``
 (each trait of a free node: ``schedulable`` and not ``reserved``, the
 derived flags every change of a node keeps right in its own
-transaction). Row triggers on ``nodes`` and ``node_traits`` add the
-change of a row's contribution in the statement that changes the row,
-under that row's lock, on SQLite, PostgreSQL and MariaDB/MySQL alike:
-whatever code path changes a node, the counters follow. A deleted node
-takes its traits' contribution with it before the delete (MySQL runs no
-trigger for rows a foreign key cascade deletes; where one runs, it
-finds the node gone and adds nothing).
+transaction). Triggers on ``nodes`` and ``node_traits`` add the change
+of the rows' contribution in the statement that changes them: whatever
+code path changes a node, the counters follow. On SQLite and
+MariaDB/MySQL, row triggers, under the row's lock; on PostgreSQL,
+statement triggers that add up the statement's transition tables in one
+upsert per counter table, so that a bulk change (a sync of 100,000
+nodes) costs linear time there. A deleted node takes its traits'
+contribution with it per row, before the delete (a foreign key cascade
+removes them before any AFTER trigger of the delete runs, and MySQL
+runs no trigger for the rows it cascades; where one runs, it finds the
+node gone and adds nothing).
 
 The reservations index by host becomes (host, active_node_id): a
 host's live reservations without its ended ones.
@@ -86,110 +90,170 @@ def _upsert(dialect, table, keys, values, select):
                 for v in values)))
 
 
+def _add(dialect, table, keys, values, source):
+    """Add to ``table`` the sums of ``values`` (name: SQL) over the rows
+    of ``source`` (FROM ... WHERE ...), per key (``keys``, name: SQL).
+    One row per key, so an upsert never meets its own row twice; a key
+    whose sums are zero is left alone; the rows in key order, so that
+    writers lock shared counters in one order."""
+    select = ('SELECT %s %s GROUP BY %s HAVING %s ORDER BY %s' % (
+        ', '.join(list(keys.values())
+                  + ['SUM(%s)' % v for v in values.values()]),
+        source, ', '.join(keys.values()),
+        ' OR '.join('SUM(%s) <> 0' % v for v in values.values()),
+        ', '.join(keys.values())))
+    return _upsert(dialect, table, list(keys), list(values), select)
+
+
 def _one_row(dialect):
     return ' FROM DUAL' if dialect == 'mysql' else ''
 
 
-def _node_delta(dialect, counter, rows):
-    """The statement adding the change of a node row's contribution to
-    ``counter``: ``rows`` are (row name, sign) pairs, the old row
-    subtracted and the new one added. A key whose sum is zero is left
-    alone."""
-    table, extra, values, when = counter
+_SIDES = {'INSERT': [('new', 1)], 'DELETE': [('old', -1)],
+          'UPDATE': [('old', -1), ('new', 1)]}
+
+
+def _transition(table, side):
+    """A statement trigger's table of the old or new rows of ``table``
+    (not named OLD or NEW: plpgsql's row variables)."""
+    return '%s_%s' % (side, table)
+
+
+def _sources(dialect, table, event, level, unchanged=()):
+    """The rows a trigger on ``event`` adds up, each (name, sign, FROM
+    clause, conditions): the old row subtracted, the new one added. A
+    row trigger reads its OLD and NEW row; a statement trigger reads
+    the statement's transition tables, but for the nodes of an UPDATE
+    whose id and ``unchanged`` columns are the same after (they add
+    nothing)."""
+    sources = []
+    for side, sign in _SIDES[event]:
+        if level == 'ROW':
+            sources.append((side.upper(), sign, _one_row(dialect), []))
+            continue
+        name = _transition(table, side)
+        conditions = []
+        if unchanged:
+            other = _transition(table, 'old' if sign > 0 else 'new')
+            conditions.append(
+                'NOT EXISTS (SELECT 1 FROM %s other '  # noqa: S608
+                'WHERE other.id = %s.id AND %s)' % (other, name, ' AND '.join(
+                    'other.%s IS NOT DISTINCT FROM %s.%s' % (c, name, c)
+                    for c in unchanged)))
+        sources.append((name, sign, ' FROM ' + name, conditions))
+    return sources
+
+
+def _union(sources, columns, when=None):
+    """UNION ALL of ``columns`` (name: SQL over the row ``{r}`` and its
+    ``{sign}``) of the rows of ``sources`` where ``when`` holds."""
     parts = []
-    for row, sign in rows:
-        keys = dict(_partition(row), **{
-            name: expr.format(r=row) for name, expr in extra.items()},
-            slot='%s.id %% %d' % (row, SLOTS))
-        parts.append('SELECT %s%s WHERE %s' % (', '.join(
-            ['%s AS %s' % (expr, name) for name, expr in keys.items()]
-            + ['%d * (%s) AS %s' % (sign, expr.format(r=row), name)
-               for name, expr in values.items()]),
-            _one_row(dialect), when.format(r=row)))
-    keys = list(keys)
-    # Our own SQL of constant names: nothing comes from outside.
-    select = ('SELECT %s FROM (%s) delta '  # noqa: S608
-              'WHERE 1 = 1 GROUP BY %s HAVING %s'
-              % (', '.join(keys + ['SUM(%s)' % v for v in values]),
-                 ' UNION ALL '.join(parts), ', '.join(keys),
-                 ' OR '.join('SUM(%s) <> 0' % v for v in values)))
-    return _upsert(dialect, table, keys, list(values), select)
+    for row, sign, source, conditions in sources:
+        where = ([when.format(r=row)] if when else []) + conditions
+        parts.append('SELECT %s%s%s' % (', '.join(
+            '%s AS %s' % (expr.format(r=row, sign=sign), name)
+            for name, expr in columns.items()), source,
+            ' WHERE ' + ' AND '.join(where) if where else ''))
+    return ' UNION ALL '.join(parts)
 
 
-def _node_trait_delta(dialect, rows):
-    """The change of a node row's free traits (its traits as they are)."""
-    node_id = rows[0][0] + '.id'
-    parts = ['SELECT %s, %s.id %% %d AS slot, %d AS node_count%s WHERE %s' % (
-        ', '.join('%s AS %s' % (expr, name)
-                  for name, expr in _partition(row).items()),
-        row, SLOTS, sign, _one_row(dialect), _FREE.format(r=row))
-        for row, sign in rows]
-    select = ('SELECT delta.shard, delta.conductor_group, '  # noqa: S608
-              't.trait, '
-              'delta.slot, SUM(delta.node_count) FROM node_traits t, (%s) '
-              'delta WHERE t.node_id = %s GROUP BY delta.shard, '
-              'delta.conductor_group, t.trait, delta.slot HAVING '
-              'SUM(delta.node_count) <> 0'
-              % (' UNION ALL '.join(parts), node_id))
-    return _upsert(dialect, 'free_trait_counters',
-                   ['shard', 'conductor_group', 'trait', 'slot'],
-                   ['node_count'], select)
+def _node_delta(dialect, counter, sources):
+    """The change of the node rows' contribution to ``counter``."""
+    table, extra, values, when = counter
+    keys = dict(_partition('{r}'), slot='{r}.id %% %d' % SLOTS, **extra)
+    columns = dict(keys, **{name: '{sign} * (%s)' % expr
+                            for name, expr in values.items()})
+    return _add(dialect, table, {name: 'delta.' + name for name in keys},
+                {name: 'delta.' + name for name in values},
+                'FROM (%s) delta WHERE 1 = 1' % _union(sources, columns,
+                                                         when))
 
 
-def _trait_row_delta(dialect, row, sign):
-    """A node_traits row added (``sign`` 1) or removed (-1): its trait
-    counts if its node, as it now is, is free."""
-    select = ("SELECT COALESCE(n.shard, ''), "  # noqa: S608
-              "COALESCE(n.conductor_group, "
-              "''), %s.trait, n.id %% %d, %d FROM nodes n WHERE n.id = "
-              "%s.node_id AND %s" % (row, SLOTS, sign, row,
-                                     _FREE.format(r='n')))
-    return _upsert(dialect, 'free_trait_counters',
-                   ['shard', 'conductor_group', 'trait', 'slot'],
-                   ['node_count'], select)
+def _node_trait_delta(dialect, sources):
+    """The change of the node rows' free traits (their traits as they
+    are)."""
+    columns = dict(_partition('{r}'), slot='{r}.id %% %d' % SLOTS,
+                   node_id='{r}.id', node_count='{sign}')
+    return _add(dialect, 'free_trait_counters', {
+        'shard': 'delta.shard', 'conductor_group': 'delta.conductor_group',
+        'trait': 't.trait', 'slot': 'delta.slot'},
+        {'node_count': 'delta.node_count'},
+        'FROM node_traits t, (%s) delta WHERE t.node_id = delta.node_id'
+        % _union(sources, columns, _FREE))
+
+
+def _trait_delta(dialect, sources):
+    """The change of node_traits rows: a trait counts if its node, as it
+    now is, is free."""
+    columns = {'node_id': '{r}.node_id', 'trait': '{r}.trait',
+               'node_count': '{sign}'}
+    return _add(dialect, 'free_trait_counters', dict(
+        _partition('n'), trait='delta.trait', slot='n.id %% %d' % SLOTS),
+        {'node_count': 'delta.node_count'},
+        'FROM nodes n, (%s) delta WHERE n.id = delta.node_id AND %s'
+        % (_union(sources, columns), _FREE.format(r='n')))
 
 
 def _triggers(dialect):
-    """(name, table, timing, event, statements, watched): ``watched`` are
-    the columns an UPDATE must change for the trigger to matter."""
-    old, new = [('OLD', -1)], [('NEW', 1)]
-    both = old + new
+    """(name, table, timing, event, level, statements, watched):
+    ``watched`` are the columns an UPDATE must change for a row trigger
+    to matter. On PostgreSQL, statement triggers: a row trigger there
+    writes a version of the same few counter rows per row, none
+    prunable before the transaction ends, and each next write walks
+    them all (n changed nodes cost n squared). A deleted node's traits
+    go per row, BEFORE the delete, while they are there."""
+    level = 'STATEMENT' if dialect == 'postgresql' else 'ROW'
+
+    def rows(table, event, unchanged=()):
+        return _sources(dialect, table, event, level, unchanged)
+
     counters = (_CAPACITY, _ARCH)
+    updated = rows('nodes', 'UPDATE', _WATCHED)
     return [
-        ('node_summary_insert', 'nodes', 'AFTER', 'INSERT',
-         [_node_delta(dialect, c, new) for c in counters], None),
-        ('node_summary_update', 'nodes', 'AFTER', 'UPDATE',
-         [_node_delta(dialect, c, both) for c in counters]
-         + [_node_trait_delta(dialect, both)], _WATCHED),
-        # BEFORE: the node's traits are still there to subtract.
-        ('node_summary_delete', 'nodes', 'BEFORE', 'DELETE',
-         [_node_delta(dialect, c, old) for c in counters]
-         + [_node_trait_delta(dialect, old)], None),
+        ('node_summary_insert', 'nodes', 'AFTER', 'INSERT', level,
+         [_node_delta(dialect, c, rows('nodes', 'INSERT'))
+          for c in counters], None),
+        ('node_summary_update', 'nodes', 'AFTER', 'UPDATE', level,
+         [_node_delta(dialect, c, updated) for c in counters]
+         + [_node_trait_delta(dialect, updated)], _WATCHED),
+        ('node_summary_delete', 'nodes', 'AFTER', 'DELETE', level,
+         [_node_delta(dialect, c, rows('nodes', 'DELETE'))
+          for c in counters], None),
+        ('node_summary_delete_traits', 'nodes', 'BEFORE', 'DELETE', 'ROW',
+         [_node_trait_delta(dialect, _sources(dialect, 'nodes', 'DELETE',
+                                              'ROW'))], None),
         ('node_trait_summary_insert', 'node_traits', 'AFTER', 'INSERT',
-         [_trait_row_delta(dialect, 'NEW', 1)], None),
+         level, [_trait_delta(dialect, rows('node_traits', 'INSERT'))],
+         None),
         ('node_trait_summary_update', 'node_traits', 'AFTER', 'UPDATE',
-         [_trait_row_delta(dialect, 'OLD', -1),
-          _trait_row_delta(dialect, 'NEW', 1)], ('node_id', 'trait')),
+         level, [_trait_delta(dialect, rows('node_traits', 'UPDATE'))],
+         ('node_id', 'trait')),
         ('node_trait_summary_delete', 'node_traits', 'AFTER', 'DELETE',
-         [_trait_row_delta(dialect, 'OLD', -1)], None),
+         level, [_trait_delta(dialect, rows('node_traits', 'DELETE'))],
+         None),
     ]
 
 
-def _create_trigger(dialect, name, table, timing, event, statements,
+def _create_trigger(dialect, name, table, timing, event, level, statements,
                     watched):
     if dialect == 'postgresql':
+        # OR REPLACE: dropping the tables leaves the functions.
         op.execute(
-            'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$ '
-            'BEGIN %s; RETURN %s; END $$'
+            'CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE '
+            'plpgsql AS $$ BEGIN %s; RETURN %s; END $$'
             % (name, '; '.join(statements),
                'OLD' if timing == 'BEFORE' else 'NULL'))
-        when = ''
-        if watched:
+        referencing = when = ''
+        if level == 'STATEMENT':
+            referencing = ' REFERENCING %s' % ' '.join(
+                '%s TABLE AS %s' % (side.upper(), _transition(table, side))
+                for side, _sign in _SIDES[event])
+        elif watched:
             when = ' WHEN (%s)' % ' OR '.join(
                 'OLD.%s IS DISTINCT FROM NEW.%s' % (c, c) for c in watched)
-        op.execute('CREATE TRIGGER %s %s %s ON %s FOR EACH ROW%s EXECUTE '
-                   'FUNCTION %s()' % (name, timing, event, table, when,
-                                      name))
+        op.execute('CREATE TRIGGER %s %s %s ON %s%s FOR EACH %s%s EXECUTE '
+                   'FUNCTION %s()' % (name, timing, event, table,
+                                      referencing, level, when, name))
     elif dialect == 'mysql':
         body = '; '.join(statements) + ';'
         if watched:

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the summary's triggers (migration 0007) cost a bulk change.
+
+On PostgreSQL and MariaDB/MySQL, each in a throwaway database built by
+the migrations, with the triggers and with them dropped (the floor),
+each timed as one transaction:
+
+* ``insert``: N nodes by one INSERT ... SELECT over a series, then a
+  trait for two nodes in three;
+* ``update``, ``update back``: one UPDATE flipping ``reserved`` on
+  every node, then another flipping it back;
+* ``delete``: one DELETE of every node (their traits by the cascade);
+* ``counted``: not a time, the free nodes the counters then count
+  before the delete (0 without the triggers);
+* ``sync add``, ``sync change``, ``sync remove``: node_sync.sync_nodes,
+  the product's sync path, adding N nodes, then changing every one
+  (memory and traits), then removing them all.
+
+Each (backend, triggers) pair runs in a process of its own, reserveapi
+configured for its database::
+
+    python tools/bench/summary_triggers.py --nodes 100000
+"""
+
+import argparse
+import functools
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import benchdb
+
+# The seed, one statement per backend's series of ``i``.
+SERIES = {'postgresql': 'generate_series(1, %d) AS s(i)',
+          'mysql': '(SELECT seq AS i FROM seq_1_to_%d) s'}
+AS_TEXT = {'postgresql': 'TEXT', 'mysql': 'CHAR'}
+SEED_NODES = """
+INSERT INTO nodes (uuid, name, resource_class, memory_mb, cpus, local_gb,
+                   cpu_arch, provision_state, power_state, maintenance,
+                   retired, vanished, schedulable, reserved, shard,
+                   created_at, synced_at)
+SELECT CONCAT('00000000-0000-0000-0000-', LPAD(CAST(i AS {text}), 12, '0')),
+       CONCAT('node-', CAST(i AS {text})),
+       CASE MOD(i, 3) WHEN 0 THEN 'CUSTOM_GOLD' WHEN 1 THEN 'CUSTOM_SILVER'
+            ELSE 'CUSTOM_GPU' END,
+       65536, 32, 960,
+       CASE WHEN MOD(i, 10) = 3 THEN 'aarch64' ELSE 'x86_64' END,
+       'available', 'power off', MOD(i, 50) = 7, FALSE, FALSE,
+       MOD(i, 50) <> 7, FALSE,
+       CONCAT('shard-', CAST(MOD(i, 10) AS {text})),
+       CURRENT_TIMESTAMP, CURRENT_TIMESTAMP
+FROM {series}
+"""
+SEED_TRAITS = ("INSERT INTO node_traits (node_id, trait) "
+               "SELECT id, 'HW_CPU_X86_AVX2' FROM nodes WHERE MOD(id, 3) <> 0")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('--nodes', type=int, default=100000)
+    parser.add_argument('--backends', default='postgresql,mysql')
+    parser.add_argument('--no-sync', action='store_true',
+                        help='Leave out the sync path.')
+    parser.add_argument('--one', nargs=2, metavar=('BACKEND', 'TRIGGERS'),
+                        help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def _timed(results, name, call):
+    start = time.perf_counter()
+    call()
+    results[name] = round(time.perf_counter() - start, 2)
+    print('  %s: %.2f s' % (name, results[name]), file=sys.stderr,
+          flush=True)
+
+
+def _drop_triggers(engine):
+    with engine.begin() as connection:
+        for name, table in connection.exec_driver_sql(
+                'SELECT DISTINCT trigger_name, '  # noqa: S608
+                'event_object_table FROM '
+                'information_schema.triggers WHERE trigger_schema = %s' % (
+                    "'public'" if engine.dialect.name == 'postgresql'
+                    else 'DATABASE()')).all():
+            connection.exec_driver_sql('DROP TRIGGER %s%s' % (
+                name, ' ON ' + table
+                if engine.dialect.name == 'postgresql' else ''))
+
+
+def _sql(engine, *statements):
+    """Run ``statements`` in one transaction, by the driver alone."""
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        for statement in statements:
+            cursor.execute(statement)
+        connection.commit()
+    finally:
+        connection.close()
+
+
+def _inventory(count, change):
+    from reserveapi.inventory import sync as inventory_sync
+    nodes = [{
+        'uuid': '00000000-0000-0000-0000-%012d' % i, 'name': 'node-%d' % i,
+        'resource_class': ('CUSTOM_GOLD', 'CUSTOM_SILVER', 'CUSTOM_GPU')[
+            i % 3],
+        'memory_mb': 65536 + change, 'cpus': 32, 'local_gb': 960,
+        'cpu_arch': 'aarch64' if i % 10 == 3 else 'x86_64',
+        'capabilities': {},
+        'traits': ['HW_CPU_X86_AVX2'] + (['CUSTOM_%d' % change]
+                                         if change else []),
+        'provision_state': 'available', 'power_state': 'power off',
+        'maintenance': i % 50 == 7, 'retired': False,
+        'instance_uuid': None, 'conductor_group': None,
+        'shard': 'shard-%d' % (i % 10), 'owner': None, 'lessee': None,
+    } for i in range(1, count + 1)]
+    return nodes, {node['uuid']: inventory_sync.fingerprint(node)
+                   for node in nodes}
+
+
+def run_one(kind, triggers, count, sync):
+    """One backend, with or without the triggers: {step: seconds}."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix='reserveapi-trig-') as workdir, \
+            benchdb.Backend(kind, workdir) as backend:
+        config = pathlib.Path(workdir) / 'reserveapi.conf'
+        config.write_text('[database]\nconnection = %s\n'
+                          % backend.connection_url.replace('$', '$$'))
+        from reserveapi.common import service
+        from reserveapi.db import base as db_base
+        from reserveapi.db import migration
+        from reserveapi.db import node_sync
+        service.prepare_service(['--config-file', str(config),
+                                 '--log-file', workdir + '/log'])
+        engine = db_base.get_engine()
+        migration.upgrade(engine=engine)
+        if triggers == 'none':
+            _drop_triggers(engine)
+        seed = SEED_NODES.format(text=AS_TEXT[kind],
+                                 series=SERIES[kind] % count)
+        _timed(results, 'insert', lambda: _sql(engine, seed, SEED_TRAITS))
+        for name in ('update', 'update back'):
+            _timed(results, name, lambda: _sql(
+                engine, 'UPDATE nodes SET reserved = NOT reserved'))
+        with engine.connect() as connection:
+            results['counted'] = int(connection.exec_driver_sql(
+                'SELECT COALESCE(SUM(available), 0) FROM capacity_counters'
+            ).scalar())
+        _timed(results, 'delete', lambda: _sql(engine, 'DELETE FROM nodes'))
+        if sync:
+            for name, change in (('sync add', 0), ('sync change', 1)):
+                inventory = [_inventory(count, change)]
+                _timed(results, name, functools.partial(
+                    node_sync.sync_nodes, inventory.copy))
+            _timed(results, 'sync remove', lambda: node_sync.sync_nodes(
+                lambda: [([], {})]))
+        results['database'] = backend.version
+    return results
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.one:
+        print(json.dumps(run_one(args.one[0], args.one[1], args.nodes,
+                                 not args.no_sync)))
+        return 0
+    rows = []
+    for kind in args.backends.split(','):
+        for triggers in ('triggers', 'none'):
+            print('%s, %s:' % (kind, triggers), file=sys.stderr, flush=True)
+            output = subprocess.run(  # noqa: S603
+                [sys.executable, __file__, '--one', kind, triggers,
+                 '--nodes', str(args.nodes)]
+                + (['--no-sync'] if args.no_sync else []),
+                check=True, stdout=subprocess.PIPE, text=True).stdout
+            rows.append((kind, triggers, json.loads(output)))
+    steps = [step for step in rows[0][2] if step != 'database']
+    print('\n%d nodes, seconds per transaction (counted: free nodes '
+          'by the counters)' % args.nodes)
+    print('| backend | triggers | %s |' % ' | '.join(steps))
+    print('|---|---|%s' % ('---|' * len(steps)))
+    for kind, triggers, results in rows:
+        print('| %s %s | %s | %s |' % (
+            kind, results['database'].split(' (')[0].split('-')[0], triggers,
+            ' | '.join(str(results[step]) for step in steps)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
