@@ -34,8 +34,8 @@ server) per host periodic and, with a ``--period`` (60 s) periodic, the
 fleet's share of one core; and the summary's SQL alone
 (``db.nodes.get_capacity``) beside the old GROUP BY over every node::
 
-    python tools/bench/fleet.py
-    python tools/bench/fleet.py --sizes 10000,100000 --old-hosts 2
+    python -m tools.bench.fleet
+    python -m tools.bench.fleet --sizes 10000,100000 --old-hosts 2
 
 Results also go to tools/bench/out/fleet-<timestamp>.json.
 """

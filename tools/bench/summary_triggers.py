@@ -31,7 +31,7 @@ each timed as one transaction:
 Each (backend, triggers) pair runs in a process of its own, reserveapi
 configured for its database::
 
-    python tools/bench/summary_triggers.py --nodes 100000
+    python -m tools.bench.summary_triggers --nodes 100000
 """
 
 import argparse
@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 
-import benchdb
+from tools.bench import benchdb
 
 # The seed, one statement per backend's series of ``i``.
 SERIES = {'postgresql': 'generate_series(1, %d) AS s(i)',
