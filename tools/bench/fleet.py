@@ -26,7 +26,7 @@ their periodic call:
   request;
 * the old way, what the driver did before 1.2: ``GET
   /v1/capacity?host=H`` at 1.0 and every page of ``GET /v1/nodes``
-  (``--old-hosts`` of them, it is slow).
+  (``--old-hosts`` of them, up to ``--old-up-to`` nodes: it is slow).
 
 It reports the API's CPU (``time.process_time`` of this process around
 the calls: the WSGI app and the database driver, not the database
@@ -102,6 +102,10 @@ def parse_args(argv):
     parser.add_argument('--old-hosts', type=int, default=1,
                         help='Hosts measured the old way (every node '
                              'listed: slow).')
+    parser.add_argument('--old-up-to', type=int, default=100000,
+                        help='The largest size measured the old way too '
+                             '(listing a million nodes takes minutes a '
+                             'host).')
     parser.add_argument('--period', type=float, default=60.0,
                         help='Seconds between a host\'s periodics.')
     parser.add_argument('--output-dir', default=str(HERE / 'out'))
@@ -136,7 +140,7 @@ def _host(index):
     return 'compute-%d' % index, 'shard-%d' % (index % SHARDS)
 
 
-def measure(args, client, backend):
+def measure(args, client, backend, size):
     """One size: the fleet's periodics both ways, and the SQL alone."""
     from reserveapi.db import nodes as db_nodes
 
@@ -156,9 +160,10 @@ def measure(args, client, backend):
     samples = [_cpu_and_wall(functools.partial(ours, index))
                for _ in range(args.rounds) for index in range(args.hosts)]
     record['ours'] = _summary(samples, args)
-    samples = [_cpu_and_wall(functools.partial(old_way, index))
-               for index in range(args.old_hosts)]
-    record['old_way'] = _summary(samples, args)
+    if size <= args.old_up_to:
+        samples = [_cpu_and_wall(functools.partial(old_way, index))
+                   for index in range(args.old_hosts)]
+        record['old_way'] = _summary(samples, args)
     host, shard = _host(1)
     record['summary_sql'] = benchload.summarize([
         _cpu_and_wall(lambda: db_nodes.get_capacity(
@@ -227,7 +232,7 @@ def main(argv=None):
                 seed_s = round(time.perf_counter() - start, 1)
                 print('%d nodes seeded and analyzed (%.1f s); measuring'
                       % (size, seed_s), file=sys.stderr, flush=True)
-                record = measure(args, client, backend)
+                record = measure(args, client, backend, size)
                 record.update(seed_s=seed_s, load_before=load_before,
                               load_after=benchload.loadavg())
                 results['sizes'][str(size)] = record
@@ -253,7 +258,11 @@ def report(results, args):
     for size, record in results['sizes'].items():
         for way, sql in (('ours', 'summary_sql'),
                          ('old way', 'old_group_by_sql')):
-            row = record['ours' if way == 'ours' else 'old_way']
+            row = record.get('ours' if way == 'ours' else 'old_way')
+            if row is None:
+                print('%9s  %-8s %s' % (size, way, 'not measured (above '
+                                        '--old-up-to)'))
+                continue
             print('%9s  %-8s %9.2f %9.2f %9.2f %11.3f  %14.2f  %s -> %s' % (
                 size, way, row['cpu']['p50_ms'], row['mean_cpu_ms'],
                 row['wall']['p50_ms'], row['fleet_core_percent'],
