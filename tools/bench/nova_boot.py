@@ -366,7 +366,7 @@ def _timeline_doubles():
     doubles = 0
     for grants in by_node.values():
         ordered = sorted(grants.values(), key=lambda g: g['answered'])
-        for before, after in zip(ordered, ordered[1:]):
+        for before, after in zip(ordered, ordered[1:], strict=False):
             released = RELEASES.get(before['uuid'])
             if released is None or released > after['answered']:
                 doubles += 1

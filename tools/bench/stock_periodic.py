@@ -39,15 +39,14 @@ import sys
 import time
 import unittest
 
+import fixtures
 from nova import context as nova_context
-from nova.compute import manager as compute_manager
 from nova import test
+from nova.compute import manager as compute_manager
 from nova.tests.functional import fixtures as func_fixtures
 from openstack import proxy as sdk_proxy
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from placement import deploy as placement_deploy
-
-import fixtures
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Nova's OpenStackSDKFixture replaces every SDK proxy's get_endpoint with
@@ -108,8 +107,8 @@ class FakeIronic:
     def __init__(self, count):
         self.process = subprocess.Popen(  # noqa: S603
             [sys.executable, os.path.join(HERE, 'nova_fake_ironic.py'),
-             '--nodes', str(count)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            text=True)
+             '--nodes', str(count)], stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL, text=True)
         port = int(self.process.stdout.readline().split()[-1])
         self.endpoint = 'http://127.0.0.1:%d' % port
         FakeIronic.pid = self.process.pid
