@@ -194,34 +194,35 @@ class _Boot:
         _reset_records()
         self.victim = None
         load = os.getloadavg()[0]
-        posted = {}
-        started = time.monotonic()
-        for server in self.boot(self.servers, name='bench'):
-            posted[server['id']] = time.monotonic()
-        active, failed = {}, {}
+        self.posted, self.active, self.failed = {}, {}, {}
+        started = polled = time.monotonic()
+        for index in range(self.servers):
+            # Timed from the POST, each; polled meanwhile, so that ACTIVE
+            # times and the kill do not wait for the last POST.
+            asked = time.monotonic()
+            (server,) = self.boot(1, name='bench-%d' % index)
+            self.posted[server['id']] = asked
+            if time.monotonic() - polled >= 1:
+                self._poll()
+                polled = time.monotonic()
+        posting = time.monotonic() - started
         deadline = started + max(base.WAIT_TIMEOUT, 6 * self.servers)
         while True:
-            now = time.monotonic()
-            for server in self.api.get_servers(detail=True):
-                if server['status'] == 'ACTIVE':
-                    active.setdefault(server['id'], now)
-                elif server['status'] == 'ERROR':
-                    failed.setdefault(server['id'],
-                                      server['fault']['message'])
-            unfinished = [uuid for uuid in posted
-                          if uuid not in active and uuid not in failed]
-            if (self.kill_after and self.victim is None
-                    and len(active) >= self.kill_after):
-                self._kill(unfinished)
-            pending = [uuid for uuid in unfinished
-                       if not self._sent_to_victim(uuid)]
+            pending = self._poll()
             if not pending:
                 break
-            self.assertLess(now, deadline, 'still building: %s' % pending)
+            self.assertLess(time.monotonic(), deadline,
+                            'still building: %s' % pending)
             time.sleep(POLL)
+        posted, active, failed = self.posted, self.active, self.failed
         self.assertTrue(active, 'no server became ACTIVE: %s' % failed)
         took = [active[uuid] - posted[uuid] for uuid in active]
-        attempts = {uuid: self._build_attempts(uuid) for uuid in posted}
+        builds = {uuid: self._builds(uuid) for uuid in posted}
+        attempts = {uuid: len(events) for uuid, events in builds.items()}
+        failures = collections.Counter(
+            _last_line(event.get('traceback'))
+            for events in builds.values() for event in events
+            if event.get('result') == 'Error')
         rescheduled = [uuid for uuid, count in attempts.items() if count > 1]
         result = {
             'label': self.label, 'hosts': len(self.HOSTS),
@@ -230,6 +231,9 @@ class _Boot:
             'median': statistics.median(took),
             'p95': _nearest_rank(took, 0.95), 'max': max(took),
             'per_minute': len(took) / (max(active.values()) - started) * 60,
+            'posting': posting, 'failures': failures,
+            'first_hosts': collections.Counter(
+                CASTS[uuid][0][1] for uuid in posted if CASTS[uuid]),
             'rescheduled': len(rescheduled),
             'extra_builds': sum(attempts[uuid] - 1 for uuid in rescheduled),
             'after_409': sum(1 for uuid in rescheduled if CONFLICTS[uuid]),
@@ -245,6 +249,25 @@ class _Boot:
             _timeline_doubles() if self.reserveapi is not None else None)
         result['doubles_end'] = self._end_state_doubles(active)
         RESULTS.append(result)
+
+    def _poll(self):
+        """Note new ACTIVE and ERROR servers, kill a host when it is
+        time; the boots still pending (those sent to a killed host are
+        not waited for)."""
+        now = time.monotonic()
+        for server in self.api.get_servers(detail=True):
+            if server['status'] == 'ACTIVE':
+                self.active.setdefault(server['id'], now)
+            elif server['status'] == 'ERROR':
+                self.failed.setdefault(server['id'],
+                                       server['fault']['message'])
+        unfinished = [uuid for uuid in self.posted
+                      if uuid not in self.active and uuid not in self.failed]
+        if (self.kill_after and self.victim is None
+                and len(self.active) >= self.kill_after):
+            self._kill(unfinished)
+        return [uuid for uuid in unfinished
+                if not self._sent_to_victim(uuid)]
 
     # A dead host ----------------------------------------------------
 
@@ -305,6 +328,8 @@ class _Boot:
         free = sum(row['available'] for row in self.reserveapi.capacity())
         return {
             'host': self.victim, 'sent': len(sent),
+            'active_at_kill': sum(1 for when in active.values()
+                                  if when <= self.killed_at),
             'active_before_kill': sum(1 for uuid in sent if uuid in active),
             'errors': sum(1 for uuid in sent if uuid in failed),
             'stranded': len(stranded), 'cast_after_kill': len(after_kill),
@@ -327,14 +352,14 @@ class _Boot:
                     uuid, action['request_id']).get('events', [])
         return []
 
-    def _build_attempts(self, uuid):
-        """Hosts the instance was built on: its create action's build
-        events."""
-        return sum(1 for event in self._create_events(uuid)
-                   if event['event'] == BUILD_EVENT)
+    def _builds(self, uuid):
+        """The instance's builds, one per host it was built on: its create
+        action's build events."""
+        return [event for event in self._create_events(uuid)
+                if event['event'] == BUILD_EVENT]
 
     def _build_events_started(self, uuid):
-        return self._build_attempts(uuid) > 0
+        return bool(self._builds(uuid))
 
     def _end_state_doubles(self, active):
         """Nodes holding two instances at the end: an ACTIVE server not on
@@ -355,6 +380,11 @@ class _Boot:
                 if nodes[r['node_uuid']]['instance_uuid']
                 not in (None, r['instance_uuid']))
         return doubles
+
+
+def _last_line(traceback):
+    lines = (traceback or '').strip().splitlines()
+    return lines[-1][:200] if lines else 'no traceback'
 
 
 def _timeline_doubles():
@@ -401,31 +431,36 @@ def _command():
 def _table(title, results):
     print('\n### %s\n' % title)
     print('`%s`\n' % _command())
-    print('| driver | hosts | servers | nodes | ACTIVE | ERROR | '
+    print('| driver | hosts | servers | nodes | POSTs s | ACTIVE | ERROR | '
           'boots/min | median s | p95 s | max s | rescheduled (extra '
           'builds) | of them after a 409 | 409s | reservations granted | '
           'nodes given twice (run / end) | load 1 min (start / end) |')
-    print('|' + '---|' * 16)
+    print('|' + '---|' * 17)
     for r in results:
         doubles = '%s / %d' % (
             'n/a' if r['doubles_timeline'] is None
             else r['doubles_timeline'], r['doubles_end'])
-        print('| %s | %d | %d | %d | %d | %d | %.1f | %.2f | %.2f | %.2f | '
-              '%d (%d) | %d | %d | %s | %s | %.1f / %.1f |' % (
+        print('| %s | %d | %d | %d | %.1f | %d | %d | %.1f | %.2f | %.2f | '
+              '%.2f | %d (%d) | %d | %d | %s | %s | %.1f / %.1f |' % (
                   r['label'], r['hosts'], r['servers'], r['nodes'],
-                  r['active'], len(r['errors']), r['per_minute'],
+                  r['posting'], r['active'], len(r['errors']), r['per_minute'],
                   r['median'], r['p95'], r['max'], r['rescheduled'],
                   r['extra_builds'], r['after_409'], r['conflicts'],
                   r['grants'] if r['label'] != 'stock' else 'n/a',
                   doubles, r['load'][0], r['load'][1]))
     for r in results:
+        print('\n%s: first build cast per host: %s' % (r['label'], ', '.join(
+            '%s %d' % item for item in sorted(r['first_hosts'].items()))))
+        for reason, count in sorted(r['failures'].items()):
+            print('\n%s: %d failed build(s): %s' % (r['label'], count,
+                                                   reason))
         for error in sorted(set(r['errors'])):
             print('\n%s ERROR: %s' % (r['label'], error))
 
 
 def _dead_report(dead, kill_after):
-    print('\nHost %s killed after %d boots were ACTIVE:' % (
-        dead['host'], kill_after))
+    print('\nHost %s killed once %d boots were ACTIVE (%d at the kill):'
+          % (dead['host'], kill_after, dead['active_at_kill']))
     print('- boots the scheduler sent to it (last build cast there): %d; '
           'ACTIVE before the kill: %d, ERROR: %d, stuck in BUILD: %d '
           '(cast after the kill: %d; never started building: %d)' % (
