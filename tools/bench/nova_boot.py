@@ -73,6 +73,8 @@ RELEASES = {}
 CONFLICTS = collections.Counter()
 # Instance UUID: [(when, host)] for every build the conductor cast.
 CASTS = collections.defaultdict(list)
+# Why builds failed on a host (rescheduled or ERROR): how many each.
+BUILD_FAILURES = collections.Counter()
 BUILD_EVENT = 'compute__do_build_and_run_instance'
 POLL = 0.2
 LIVE = ('reserved', 'active')
@@ -125,8 +127,22 @@ def _recorded_cast(function):
     return wrapper
 
 
+def _recorded_build(function):
+    @functools.wraps(function)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return function(self, *args, **kwargs)
+        except Exception as error:
+            BUILD_FAILURES['%s: %s' % (type(error).__name__,
+                                       str(error)[:300])] += 1
+            raise
+    return wrapper
+
+
 def _instrument():
-    # Imported here: only this bench needs the compute RPC API.
+    # Imported here: only this bench needs the compute RPC API and
+    # manager.
+    from nova.compute import manager
     from nova.compute import rpcapi
     reservations = client.ReservationClient
     reservations.reserve = _timed(
@@ -141,10 +157,13 @@ def _instrument():
         stock_driver.IronicDriver.prepare_for_spawn)
     rpcapi.ComputeAPI.build_and_run_instance = _recorded_cast(
         rpcapi.ComputeAPI.build_and_run_instance)
+    manager.ComputeManager._build_and_run_instance = _recorded_build(
+        manager.ComputeManager._build_and_run_instance)
 
 
 def _reset_records():
-    for record in (TIMINGS, GRANTS, RELEASES, CONFLICTS, CASTS):
+    for record in (TIMINGS, GRANTS, RELEASES, CONFLICTS, CASTS,
+                   BUILD_FAILURES):
         record.clear()
 
 
@@ -217,12 +236,7 @@ class _Boot:
         posted, active, failed = self.posted, self.active, self.failed
         self.assertTrue(active, 'no server became ACTIVE: %s' % failed)
         took = [active[uuid] - posted[uuid] for uuid in active]
-        builds = {uuid: self._builds(uuid) for uuid in posted}
-        attempts = {uuid: len(events) for uuid, events in builds.items()}
-        failures = collections.Counter(
-            _last_line(event.get('traceback'))
-            for events in builds.values() for event in events
-            if event.get('result') == 'Error')
+        attempts = {uuid: len(self._builds(uuid)) for uuid in posted}
         rescheduled = [uuid for uuid, count in attempts.items() if count > 1]
         result = {
             'label': self.label, 'hosts': len(self.HOSTS),
@@ -231,7 +245,7 @@ class _Boot:
             'median': statistics.median(took),
             'p95': _nearest_rank(took, 0.95), 'max': max(took),
             'per_minute': len(took) / (max(active.values()) - started) * 60,
-            'posting': posting, 'failures': failures,
+            'posting': posting, 'failures': dict(BUILD_FAILURES),
             'first_hosts': collections.Counter(
                 CASTS[uuid][0][1] for uuid in posted if CASTS[uuid]),
             'rescheduled': len(rescheduled),
@@ -380,11 +394,6 @@ class _Boot:
                 if nodes[r['node_uuid']]['instance_uuid']
                 not in (None, r['instance_uuid']))
         return doubles
-
-
-def _last_line(traceback):
-    lines = (traceback or '').strip().splitlines()
-    return lines[-1][:200] if lines else 'no traceback'
 
 
 def _timeline_doubles():
