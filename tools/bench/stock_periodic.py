@@ -179,28 +179,32 @@ def main():
     compute_manager.ComputeManager.update_available_resource = _measured(
         compute_manager.ComputeManager.update_available_resource)
     placement_deploy.loadapp = _placement_timed(placement_deploy.loadapp)
-    print('\n### Stock Nova Ironic driver: update_available_resource, one '
-          'compute host\n\n`%s`\n' % _command())
-    print('Ironic: fake_ironic.py (own process), every node managed by the '
-          'host. CPU: this process (nova-compute, conductor and Placement '
-          'in one).\n')
-    print('| Ironic nodes | pass | compute nodes | wall s | process CPU s '
-          '| of it Placement s (requests) | fake Ironic CPU s | load 1 min |')
-    print('|' + '---|' * 8)
-    failed = False
+    rows, failed = [], False
     for size in (int(value) for value in args.sizes.split(',')):
         passes = _run(size, args.passes)
         if passes is None:
             failed = True
-            print('| %d | failed | | | | | | |' % size)
+            rows.append('| %d | failed | | | | | | |' % size)
             continue
         for number, record in enumerate(passes, 1):
-            print('| %d | %s | %d | %.2f | %.2f | %.2f (%d) | %.2f | %.1f |'
-                  % (size, '1 (start: creates them)' if number == 1
-                     else number, record['nodes'], record['wall'],
-                     record['cpu'], record['placement_cpu'],
-                     record['placement_requests'], record['ironic_cpu'],
-                     os.getloadavg()[0]), flush=True)
+            rows.append(
+                '| %d | %s | %d | %.2f | %.2f | %.2f (%d) | %.2f | %.1f |' % (
+                    size, '1 (start: creates them)' if number == 1
+                    else number, record['nodes'], record['wall'],
+                    record['cpu'], record['placement_cpu'],
+                    record['placement_requests'], record['ironic_cpu'],
+                    os.getloadavg()[0]))
+        # Sizes take minutes each: what is done so far, meanwhile.
+        print('\n'.join(rows[-len(passes):]), file=sys.stderr, flush=True)
+    print('\n### Stock Nova Ironic driver: update_available_resource, one '
+          'compute host\n\n`%s`\n' % _command())
+    print('Ironic: nova_fake_ironic.py (own process), every node managed by '
+          'the host. CPU: this process (nova-compute, conductor and '
+          'Placement in one).\n')
+    print('| Ironic nodes | pass | compute nodes | wall s | process CPU s '
+          '| of it Placement s (requests) | fake Ironic CPU s | load 1 min |')
+    print('|' + '---|' * 8)
+    print('\n'.join(rows))
     return 1 if failed else 0
 
 
