@@ -299,7 +299,10 @@ class _Boot:
         self.addCleanup(time.sleep, 2 * POLL)  # the stuck threads end
         self.addCleanup(dead.bury)
         driver = self.computes[self.victim].manager.driver
-        driver._ironic_connection = driver._reservations = dead
+        for client_attribute in ('_ironic_connection', '_reservations'):
+            # Renamed in the driver: the host would not die, say so.
+            self.assertIn(client_attribute, vars(driver))
+            setattr(driver, client_attribute, dead)
         # A killed process waits for nothing: no graceful shutdown.
         self.flags(manager_shutdown_timeout=0)
         self.stop_compute(self.victim)
