@@ -124,7 +124,7 @@ class TestHostFailure(base.IronicTestCase):
         self.reserveapi.configure({'reservations': {'orphan_grace': 0}})
         code, output = self.manage('release-orphans')
         self.assertEqual(1, code, output)
-        self.assertIn('Reservations not reconciled: Nova is unavailable',
+        self.assertIn('Reservations not released: Nova is unavailable',
                       output)
         code, output = self.manage('takeover', '--from', destination,
                                    '--to', source, '--force')
