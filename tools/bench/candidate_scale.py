@@ -172,7 +172,7 @@ def measure(args, backend):
     def reserve_and_release():
         reservation, _ = reservations.reserve(
             str(uuid.uuid4()), 'bench-compute-0', None, request_spec)
-        reservations.release(reservation)
+        reservations.release(reservation.uuid, lambda _reservation: None)
 
     timings = {}
     for name, call in (('candidate_query', first_batch),
@@ -192,6 +192,23 @@ def measure(args, backend):
     return timings
 
 
+def prepare_service(backend, workdir):
+    """reserveapi in this process on ``backend``'s database, its schema
+    at head (noauth, logs under ``workdir``)."""
+    config = workdir / 'reserveapi.conf'
+    config.write_text(
+        '[DEFAULT]\nstate_path = %s\n[api]\nauth_strategy = noauth\n'
+        '[database]\nconnection = %s\n'
+        % (workdir / 'state', backend.connection_url.replace('$', '$$')))
+    dbsync = shutil.which('reserveapi-dbsync', path=str(
+        pathlib.Path(sys.executable).parent)) or 'reserveapi-dbsync'
+    subprocess.run([dbsync, '--config-file', str(config),  # noqa: S603
+                    'upgrade'], check=True, capture_output=True)
+    from reserveapi.common import service
+    service.prepare_service(['--config-file', str(config),
+                             '--log-file', str(workdir / 'log')])
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='reserveapi-scale-'))
@@ -200,19 +217,7 @@ def main(argv=None):
                'sizes': {}, 'load_at_start': benchload.loadavg()}
     try:
         with benchdb.Backend('postgresql', str(workdir)) as backend:
-            config = workdir / 'reserveapi.conf'
-            config.write_text(
-                '[DEFAULT]\nstate_path = %s\n[api]\nauth_strategy = noauth\n'
-                '[database]\nconnection = %s\n'
-                % (workdir / 'state',
-                   backend.connection_url.replace('$', '$$')))
-            dbsync = shutil.which('reserveapi-dbsync', path=str(
-                pathlib.Path(sys.executable).parent)) or 'reserveapi-dbsync'
-            subprocess.run([dbsync, '--config-file', str(config),  # noqa: S603
-                            'upgrade'], check=True, capture_output=True)
-            from reserveapi.common import service
-            service.prepare_service(['--config-file', str(config),
-                                     '--log-file', str(workdir / 'log')])
+            prepare_service(backend, workdir)
             results['database'] = backend.version
             seeded = 0
             for size in args.sizes:

@@ -46,7 +46,6 @@ import functools
 import json
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -205,22 +204,10 @@ def main(argv=None):
                'load_at_start': benchload.loadavg()}
     try:
         with benchdb.Backend('postgresql', str(workdir)) as backend:
-            config = workdir / 'reserveapi.conf'
-            config.write_text(
-                '[DEFAULT]\nstate_path = %s\n[api]\nauth_strategy = noauth\n'
-                '[database]\nconnection = %s\n'
-                % (workdir / 'state',
-                   backend.connection_url.replace('$', '$$')))
-            dbsync = shutil.which('reserveapi-dbsync', path=str(
-                pathlib.Path(sys.executable).parent)) or 'reserveapi-dbsync'
-            subprocess.run([dbsync, '--config-file', str(config),  # noqa: S603
-                            'upgrade'], check=True, capture_output=True)
+            candidate_scale.prepare_service(backend, workdir)
             import webtest
 
             from reserveapi.api import app
-            from reserveapi.common import service
-            service.prepare_service(['--config-file', str(config),
-                                     '--log-file', str(workdir / 'log')])
             client = webtest.TestApp(app.setup_app())
             results['database'] = backend.version
             seeded = 0
