@@ -26,7 +26,11 @@ each timed as one transaction:
   before the delete (0 without the triggers);
 * ``sync add``, ``sync change``, ``sync remove``: node_sync.sync_nodes,
   the product's sync path, adding N nodes, then changing every one
-  (memory and traits), then removing them all.
+  (memory and traits), then removing them all;
+* ``claim p50 ms``, ``claim p99 ms``: between the change and the removal,
+  ``--claims`` reservations made and released one after the other
+  through reservations.reserve and release (in-process, no HTTP): what
+  the counters add to each claim and release.
 
 Each (backend, triggers) pair runs in a process of its own, reserveapi
 configured for its database::
@@ -42,8 +46,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 from tools.bench import benchdb
+from tools.bench import benchload
+
+# The repository's root, from where tools run as modules.
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # The seed, one statement per backend's series of ``i``.
 SERIES = {'postgresql': 'generate_series(1, %d) AS s(i)',
@@ -77,7 +86,9 @@ def parse_args(argv):
     parser.add_argument('--nodes', type=int, default=100000)
     parser.add_argument('--backends', default='postgresql,mysql')
     parser.add_argument('--no-sync', action='store_true',
-                        help='Leave out the sync path.')
+                        help='Leave out the sync path (and the claims).')
+    parser.add_argument('--claims', type=int, default=200,
+                        help='Reservations made and released, timed.')
     parser.add_argument('--one', nargs=2, metavar=('BACKEND', 'TRIGGERS'),
                         help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -136,7 +147,25 @@ def _inventory(count, change):
                    for node in nodes}
 
 
-def run_one(kind, triggers, count, sync):
+def _claims(results, count):
+    """``count`` reserve+release pairs, one after the other."""
+    from reserveapi import reservations
+    spec = {'memory_mb': 1024, 'vcpus': 1, 'root_gb': 10,
+            'extra_specs': {'resources:CUSTOM_GOLD': '1',
+                            'trait:HW_CPU_X86_AVX2': 'required'}}
+    timings = []
+    for _ in range(count):
+        start = time.perf_counter()
+        reservation, _ = reservations.reserve(
+            str(uuid.uuid4()), 'bench-compute-0', None, spec)
+        reservations.release(reservation.uuid, lambda _reservation: None)
+        timings.append(time.perf_counter() - start)
+    summary = benchload.summarize(timings)
+    results['claim p50 ms'] = summary['p50_ms']
+    results['claim p99 ms'] = summary['p99_ms']
+
+
+def run_one(kind, triggers, count, sync, claims):
     """One backend, with or without the triggers: {step: seconds}."""
     results = {}
     with tempfile.TemporaryDirectory(prefix='reserveapi-trig-') as workdir, \
@@ -170,6 +199,7 @@ def run_one(kind, triggers, count, sync):
                 inventory = [_inventory(count, change)]
                 _timed(results, name, functools.partial(
                     node_sync.sync_nodes, inventory.copy))
+            _claims(results, claims)
             _timed(results, 'sync remove', lambda: node_sync.sync_nodes(
                 lambda: [([], {})]))
         results['database'] = backend.version
@@ -180,17 +210,19 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.one:
         print(json.dumps(run_one(args.one[0], args.one[1], args.nodes,
-                                 not args.no_sync)))
+                                 not args.no_sync, args.claims)))
         return 0
     rows = []
     for kind in args.backends.split(','):
         for triggers in ('triggers', 'none'):
             print('%s, %s:' % (kind, triggers), file=sys.stderr, flush=True)
             output = subprocess.run(  # noqa: S603
-                [sys.executable, __file__, '--one', kind, triggers,
-                 '--nodes', str(args.nodes)]
+                [sys.executable, '-m', 'tools.bench.summary_triggers',
+                 '--one', kind, triggers, '--nodes', str(args.nodes),
+                 '--claims', str(args.claims)]
                 + (['--no-sync'] if args.no_sync else []),
-                check=True, stdout=subprocess.PIPE, text=True).stdout
+                check=True, stdout=subprocess.PIPE, text=True,
+                cwd=ROOT).stdout
             rows.append((kind, triggers, json.loads(output)))
     steps = [step for step in rows[0][2] if step != 'database']
     print('\n%d nodes, seconds per transaction (counted: free nodes '
