@@ -53,9 +53,11 @@ BAREMETAL_EXTRA_SPECS = {
     'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
     'resources:DISK_GB': '0',
 }
-# Ironic's fake deploy is quick; Nova polls Ironic every
-# [ironic] api_retry_interval (2 s by default) while it deploys.
-IRONIC_POLL_INTERVAL = 0.5
+# Nova polls Ironic every [ironic] api_retry_interval seconds (an integer,
+# 2 by default; 0 polls without a pause, and a teardown slowed by load then
+# runs out of its [ironic] api_max_retries polls) while it deploys or
+# tears down. Ironic's fake deploy is quick.
+IRONIC_POLL_INTERVAL = 1
 WAIT_TIMEOUT = 180
 
 

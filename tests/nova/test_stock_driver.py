@@ -38,5 +38,8 @@ class TestStockDriver(base.IronicTestCase):
         for server in servers:
             self.assertEqual(used[server['id']],
                              server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
-        self.delete_and_wait(servers)
+        # One at a time too: the stock resource tracker's update after a
+        # delete hits the same error when deletes overlap.
+        for server in servers:
+            self.delete_and_wait([server])
         self.assertEqual([], self.ironic.list_nodes(associated=True))
