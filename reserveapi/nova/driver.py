@@ -26,6 +26,7 @@ import threading
 import time
 import uuid
 
+from keystoneauth1 import exceptions as ks_exc
 from nova import context as nova_context
 from nova import exception
 from nova import objects
@@ -377,13 +378,22 @@ class IronicDriver(stock.StockDriver):
                  'driver: its last instance is deleted.', instance.node,
                  instance=instance)
         placement = report.report_client_singleton()
-        # The instance's allocation first, which Nova deletes next anyway:
-        # Placement refuses to delete a provider with allocations, and
-        # Nova 34's cascade passes database rows where it means UUIDs.
-        placement.delete_allocation_for_instance(context, instance.uuid,
-                                                 force=True)
-        placement.delete_resource_provider(context, node)
-        node.destroy()
+        try:
+            # The instance's allocation first, which Nova deletes next
+            # anyway: Placement refuses to delete a provider with
+            # allocations, and Nova 34's cascade passes database rows where
+            # it means UUIDs.
+            placement.delete_allocation_for_instance(context, instance.uuid,
+                                                     force=True)
+            placement.delete_resource_provider(context, node)
+            node.destroy()
+        except (ks_exc.ClientException, exception.NovaException) as error:
+            # The instance is torn down: its delete is not failed for the
+            # bookkeeping. With the instance gone, is_node_deleted lets
+            # the next periodic task retire the compute node.
+            LOG.warning('Compute node %s not retired now (%s); the next '
+                        'periodic task retires it.', instance.node, error,
+                        instance=instance)
 
     def _release(self, instance):
         """Release by instance UUID, so it works after a restart; an
