@@ -107,3 +107,13 @@ def from_headers(headers):
             reason='Version %s is not supported; this service supports '
                    '%s to %s.' % (version, MIN_VERSION, MAX_VERSION))
     return version
+
+
+def require_for_query(version, minimum, **params):
+    """400 for a query parameter given (not None) below the microversion
+    ``minimum`` that introduced it, as for any unknown parameter."""
+    for name, value in sorted(params.items()):
+        if value is not None and version < minimum:
+            raise exception.Invalid(
+                reason='unknown query parameter %s; it takes microversion '
+                       '%s or later.' % (name, minimum))

@@ -22,7 +22,6 @@ from reserveapi import reservations
 from reserveapi.api import expose
 from reserveapi.api import microversion
 from reserveapi.api import types
-from reserveapi.common import exception
 from reserveapi.policies import capacity as capacity_policy
 
 
@@ -32,15 +31,11 @@ class CapacityController(rest.RestController):
                           'conductor_group': types.conductor_group})
     def get_all(self, host=None, shard=None, conductor_group=None):
         policy.authorize(capacity_policy.GET, pecan.request.context)
-        summary = pecan.request.version >= microversion.CAPACITY_SUMMARY
-        if not summary:
-            for name, value in (('shard', shard),
-                                ('conductor_group', conductor_group)):
-                if value is not None:
-                    raise exception.Invalid(
-                        reason='unknown query parameter %s; it takes '
-                               'microversion %s or later.'
-                               % (name, microversion.CAPACITY_SUMMARY))
+        version = pecan.request.version
+        microversion.require_for_query(
+            version, microversion.CAPACITY_SUMMARY, shard=shard,
+            conductor_group=conductor_group)
+        summary = version >= microversion.CAPACITY_SUMMARY
         body = reservations.get_capacity(host, shard, conductor_group,
                                          labels=summary)
         for name, value in (('host', host), ('shard', shard),

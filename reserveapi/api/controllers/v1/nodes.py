@@ -162,11 +162,8 @@ class NodesController(rest.RestController):
                 sort_dir=None):
         policy.authorize(node_policy.LIST, pecan.request.context)
         version = pecan.request.version
-        if shard is not None and version < microversion.PARTITIONS:
-            raise exception.Invalid(
-                reason='unknown query parameter shard; it takes '
-                       'microversion %s or later.'
-                       % (microversion.PARTITIONS,))
+        microversion.require_for_query(version, microversion.PARTITIONS,
+                                       shard=shard)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, 'uuid')
         filters = {key: value for key, value in (
