@@ -174,8 +174,8 @@ def create_reservation(values, node):
     statement on PostgreSQL). The unique live-node and live-instance
     columns make this safe against every concurrent writer.
 
-    :raises: NodeAlreadyReserved when the node was taken meanwhile (try
-        the next one); InstanceReserved when the instance got a
+    :raises: NodeAlreadyReserved when the node was taken or removed
+        meanwhile (try the next one); InstanceReserved when the instance got a
         reservation meanwhile.
     """
     now = timeutils.utcnow()
@@ -195,6 +195,10 @@ def create_reservation(values, node):
             raise exception.NodeAlreadyReserved(node=node.uuid)
         raise exception.InstanceReserved(
             instance_uuid=values['instance_uuid'])
+    except db_exc.DBReferenceError:
+        # A sync removed the node after the claim's read: lost, like a
+        # race with another claim.
+        raise exception.NodeAlreadyReserved(node=node.uuid)
     if not inserted:
         raise exception.NodeAlreadyReserved(node=node.uuid)
     return records.ReservationRecord(
