@@ -388,7 +388,11 @@ def _remove(session, removed, flagged, now):
     for chunk in base.chunks(removed):
         # Their traits first: the summary's triggers count a statement's
         # traits out at once, a deleted node's own ones one node at a
-        # time (migration 0007).
+        # time (migration 0007). The nodes locked before, as for every
+        # write of traits: a claim of one of them meanwhile would count
+        # its traits out a second time.
+        session.execute(sa.select(models.Node.id).where(
+            models.Node.id.in_(chunk)).with_for_update())
         session.execute(sa.delete(models.NodeTrait).where(
             models.NodeTrait.node_id.in_(chunk)))
         session.execute(sa.delete(models.Node).where(
