@@ -29,6 +29,7 @@ from sqlalchemy import orm
 from reserveapi.common import states
 from reserveapi.db import base
 from reserveapi.db import models
+from reserveapi.db import node_texts
 from reserveapi.db import records
 
 
@@ -63,7 +64,8 @@ class NodeFilter:
 # index's order, so the database stops reading at the LIMIT.
 FIT_ORDER = ('memory_mb', 'cpus', 'local_gb', 'id')
 _CANDIDATE_COLUMNS = ('id', 'vanished', 'stale_since', 'synced_at',
-                      'created_at', 'updated_at') + records.NODE_COLUMNS
+                      'created_at', 'updated_at', 'traits_text',
+                      'capabilities_text') + records.NODE_COLUMNS
 
 
 def live_reservation_join():
@@ -97,17 +99,19 @@ def free_clauses():
             if name != 'reserved']
 
 
-def _literal(value):
-    return value
+def _literal(value, encode=None):
+    return encode(value) if encode is not None else value
 
 
 def filter_clauses(node_filter, value=_literal):
     """(criterion name, clause) pairs, in the matcher's criteria order:
     the eligibility rules, then what ``node_filter`` asks.
 
-    ``value`` turns each value of the filter into what the clause
-    compares with: the value itself, or, for a template (see
-    _parameterized), a bound parameter of that name.
+    ``value(item, encode=None)`` turns each value of the filter into what
+    the clause compares with: the value itself (``encode``'d, where the
+    clause compares with an encoding of it), or, for a template (see
+    _parameterized), a bound parameter of that name, whose value
+    _parameterized encoded the same way.
     """
     return eligible_clauses() + _request_clauses(node_filter, value)
 
@@ -171,25 +175,26 @@ def _size_clauses(f, value):
 
 
 def _trait_clauses(f, value):
-    trait = models.NodeTrait
+    """Traits, tested in the row's text (see node_texts)."""
+    text = models.Node.traits_text
     for name in sorted(f.required_traits):
-        yield ('required_traits:' + name, sa.exists().where(
-            trait.node_id == models.Node.id, trait.trait == value(name)))
+        yield ('required_traits:' + name,
+               text.like(value(name, node_texts.trait_pattern)))
     for name in sorted(f.forbidden_traits):
-        yield ('forbidden_traits:' + name, ~sa.exists().where(
-            trait.node_id == models.Node.id, trait.trait == value(name)))
+        yield ('forbidden_traits:' + name,
+               text.not_like(value(name, node_texts.trait_pattern)))
 
 
 def _capability_clauses(f, value):
-    capability = models.NodeCapability
+    """Exact values, tested in the row's text (see node_texts); the
+    any-case ``true`` of a key by a sub-query, which a pattern cannot
+    express."""
+    text = models.Node.capabilities_text
     for key, values in f.capability_in:
-        yield ('capabilities:' + key, sa.exists().where(
-            capability.node_id == models.Node.id,
-            capability.key == value(key),
-            # Typed: a list of bound parameters is not typed by in_().
-            capability.value.in_([sa.type_coerce(value(item),
-                                                 capability.value.type)
-                                  for item in values])))
+        encode = functools.partial(node_texts.capability_pattern, key)
+        yield ('capabilities:' + key,
+               sa.or_(*[text.like(value(item, encode)) for item in values]))
+    capability = models.NodeCapability
     for key in f.capability_true:
         yield ('capabilities:' + key, sa.exists().where(
             capability.node_id == models.Node.id,
@@ -207,14 +212,14 @@ def _parameterized(node_filter):
     f = node_filter
     params = {}
 
-    def slot(name, value):
+    def slot(name, value, encode=None):
         if value is None:
             return None
-        params[name] = value
+        params[name] = _literal(value, encode)
         return name
 
-    def slots(prefix, values):
-        return [slot('%s_%d' % (prefix, index), item)
+    def slots(prefix, values, encode=None):
+        return [slot('%s_%d' % (prefix, index), item, encode)
                 for index, item in enumerate(values)]
 
     return NodeFilter(
@@ -227,12 +232,17 @@ def _parameterized(node_filter):
         exact_memory_mb=slot('exact_memory_mb', f.exact_memory_mb),
         exact_cpus=slot('exact_cpus', f.exact_cpus),
         required_traits=frozenset(slots('required_trait',
-                                        sorted(f.required_traits))),
+                                        sorted(f.required_traits),
+                                        node_texts.trait_pattern)),
         forbidden_traits=frozenset(slots('forbidden_trait',
-                                         sorted(f.forbidden_traits))),
+                                         sorted(f.forbidden_traits),
+                                         node_texts.trait_pattern)),
+        # Each value's pattern holds its key: the key is no parameter.
         capability_in=tuple(
-            (slot('capability_in_%d' % index, key),
-             tuple(slots('capability_in_%d_value' % index, values)))
+            ('capability_in_%d' % index,
+             tuple(slots('capability_in_%d_value' % index, values,
+                         functools.partial(node_texts.capability_pattern,
+                                           key))))
             for index, (key, values) in enumerate(f.capability_in)),
         capability_true=tuple(slots('capability_true', f.capability_true)),
         project_id=slot('project_id', f.project_id),
@@ -246,8 +256,9 @@ def _parameterized(node_filter):
     ), params
 
 
-def _bound(name):
-    """The bound parameter a template's slot stands for."""
+def _bound(name, encode=None):
+    """The bound parameter a template's slot stands for (its value
+    already encoded by _parameterized)."""
     return sa.bindparam(name, expanding=name == 'candidates')
 
 
@@ -282,7 +293,8 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     indexed query, however many nodes there are. Batches start at
     ``first_batch`` and double up to ``batch_size``: usually the first few
     rows already match, and loading more would only cost time. Rows are
-    read with Core, not the ORM: this is the hot path.
+    read with Core, not the ORM: this is the hot path; their traits and
+    capabilities come in the row (see node_texts).
 
     :raises: DBError
     """
@@ -295,16 +307,10 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
         with base.reader() as session:
             # Core rows straight from the connection: the ORM's result
             # handling is no use for plain columns.
-            connection = session.connection()
-            rows = connection.execute(query, params).all()
-            traits, capabilities = _children_of(connection,
-                                                [row.id for row in rows])
+            rows = session.connection().execute(query, params).all()
         if not rows:
             return
-        yield [records.NodeRecord(capabilities=capabilities.get(row.id, {}),
-                                  traits=frozenset(traits.get(row.id, ())),
-                                  **row._asdict())
-               for row in rows]
+        yield [_candidate(row) for row in rows]
         if len(rows) < size:
             return
         params.update(('after_' + column, getattr(rows[-1], column))
@@ -313,35 +319,13 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
         size = min(size * 2, batch_size)
 
 
-@functools.cache
-def _children_query():
-    """Traits and capabilities of the nodes ``node_ids``, one statement:
-    traits come back as rows with a NULL value.
-    """
-    trait, capability = models.NodeTrait, models.NodeCapability
-    node_ids = sa.bindparam('node_ids', expanding=True)
-    return sa.union_all(
-        sa.select(trait.node_id, trait.trait.label('key'),
-                  sa.cast(sa.null(), sa.String(255)).label('value'))
-        .where(trait.node_id.in_(node_ids)),
-        sa.select(capability.node_id, capability.key, capability.value)
-        .where(capability.node_id.in_(node_ids)))
-
-
-def _children_of(connection, node_ids):
-    """Traits and capabilities of some nodes, as two dicts by node id,
-    in one round trip.
-    """
-    traits = collections.defaultdict(list)
-    capabilities = collections.defaultdict(dict)
-    if node_ids:
-        for node_id, key, value in connection.execute(
-                _children_query(), {'node_ids': node_ids}):
-            if value is None:
-                traits[node_id].append(key)
-            else:
-                capabilities[node_id][key] = value
-    return traits, capabilities
+def _candidate(row):
+    columns = row._asdict()
+    return records.NodeRecord(
+        traits=node_texts.parse_traits(columns.pop('traits_text')),
+        capabilities=node_texts.parse_capabilities(
+            columns.pop('capabilities_text')),
+        **columns)
 
 
 def count_eliminated(node_filter, values_shown):

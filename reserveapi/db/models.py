@@ -26,6 +26,8 @@ TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 # Microseconds on MariaDB/MySQL too, whose DATETIME keeps whole seconds
 # unless told otherwise: ordering, expiry and claims need them.
 DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
+# Unbounded text; MEDIUMTEXT on MariaDB/MySQL, whose TEXT stops at 64 KB.
+NodeText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
 
 
 class Base(models.ModelBase, orm.DeclarativeBase):
@@ -86,6 +88,12 @@ class Node(TimestampMixin, Base):
     # it: it stays out of matching until a sync reads it again (it may be
     # cleaning). Cleared only by a read that started after it was set.
     stale_since = sa.Column(DateTime, nullable=True)
+    # The node's rows of node_traits and node_capabilities as texts the
+    # candidate query tests in the row (db/node_texts.py); the sync
+    # writes them with the rows.
+    traits_text = sa.Column(NodeText, nullable=False, server_default=',')
+    capabilities_text = sa.Column(NodeText, nullable=False,
+                                  server_default=',')
 
     traits = orm.relationship('NodeTrait', cascade='all, delete-orphan',
                               lazy='selectin')

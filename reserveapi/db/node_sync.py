@@ -37,6 +37,7 @@ from sqlalchemy.dialects import sqlite
 from reserveapi.db import base
 from reserveapi.db import matching
 from reserveapi.db import models
+from reserveapi.db import node_texts
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import records
 
@@ -240,11 +241,16 @@ def _plan_removal(session, plan, existing, wanted_uuids):
 
 
 def _columns(node):
-    return {column: node[column] for column in records.NODE_COLUMNS}
+    """A node's row: its inventory columns, and its traits and
+    capabilities as the texts matching reads (see node_texts)."""
+    return dict({column: node[column] for column in records.NODE_COLUMNS},
+                traits_text=node_texts.traits_text(node['traits']),
+                capabilities_text=node_texts.capabilities_text(
+                    node['capabilities']))
 
 
 _UPSERT_CHUNK = 500
-"""Rows per upsert: 21 columns each, under every driver's limit of bound
+"""Rows per upsert: 23 columns each, under every driver's limit of bound
 parameters in one statement."""
 
 
@@ -296,7 +302,8 @@ def _upsert(session, rows, same):
         node.uuid.in_([row['uuid'] for row in rows]))).all()
 
 
-_REWRITTEN = records.NODE_COLUMNS + ('fingerprint', 'vanished', 'synced_at')
+_REWRITTEN = records.NODE_COLUMNS + ('traits_text', 'capabilities_text',
+                                     'fingerprint', 'vanished', 'synced_at')
 
 
 def _upsert_statement(dialect, source=None):

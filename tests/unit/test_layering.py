@@ -93,7 +93,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # reserveapi/db/ in layers: a module imports only the db modules of the
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends'),
-             ('models', 'base', 'records'),
+             ('models', 'base', 'records', 'node_texts'),
              ('matching', 'migration', 'healthcheck'),
              ('nodes', 'mirror'),
              ('inventory',),

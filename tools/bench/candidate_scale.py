@@ -56,12 +56,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 # Five classes, a tenth aarch64, a quarter deployed, one in fifty in
 # maintenance, two thirds with the trait, half uefi: about one node in
-# twenty matches the spec. (%% is psycopg2's escaped %.)
+# twenty matches the spec. (%% is psycopg2's escaped %.) The rows' texts
+# of traits and capabilities (reserveapi/db/node_texts.py) say what
+# SEED_TRAITS and SEED_CAPABILITIES insert.
 SEED_NODES = """
 INSERT INTO nodes (uuid, name, resource_class, memory_mb, cpus, local_gb,
                    cpu_arch, provision_state, power_state, maintenance,
                    retired, vanished, schedulable, reserved, created_at,
-                   synced_at)
+                   synced_at, traits_text, capabilities_text)
 SELECT md5('node' || i)::uuid::text, 'node-' || lpad(i::text, 7, '0'),
        (ARRAY['CUSTOM_BAREMETAL_SILVER', 'CUSTOM_BAREMETAL_GOLD',
               'CUSTOM_BAREMETAL_BRONZE', 'CUSTOM_GPU',
@@ -72,7 +74,9 @@ SELECT md5('node' || i)::uuid::text, 'node-' || lpad(i::text, 7, '0'),
        CASE WHEN i %% 10 = 3 THEN 'aarch64' ELSE 'x86_64' END,
        CASE WHEN i %% 4 = 1 THEN 'active' ELSE 'available' END,
        'power off', i %% 50 = 7, false, false,
-       i %% 4 <> 1 AND i %% 50 <> 7, false, now(), now()
+       i %% 4 <> 1 AND i %% 50 <> 7, false, now(), now(),
+       CASE WHEN i %% 3 <> 0 THEN %(avx2)s ELSE %(no_traits)s END,
+       CASE WHEN i %% 2 = 0 THEN %(uefi)s ELSE %(bios)s END
 FROM generate_series(%(start)s, %(stop)s) AS i
 """
 SEED_TRAITS = """
@@ -106,11 +110,19 @@ def seed(backend, start, stop):
     """Nodes ``start``..``stop`` (ids equal their number), their trait
     and capability rows, then ANALYZE.
     """
+    from reserveapi.db import node_texts
+
     connection = backend.connect()
     try:
         cursor = connection.cursor()
+        params = {
+            'start': start, 'stop': stop,
+            'avx2': node_texts.traits_text(['HW_CPU_X86_AVX2']),
+            'no_traits': node_texts.traits_text([]),
+            'uefi': node_texts.capabilities_text({'boot_mode': 'uefi'}),
+            'bios': node_texts.capabilities_text({'boot_mode': 'bios'})}
         for statement in (SEED_NODES, SEED_TRAITS, SEED_CAPABILITIES):
-            cursor.execute(statement, {'start': start, 'stop': stop})
+            cursor.execute(statement, params)
         connection.commit()
         connection.autocommit = True
         cursor.execute('ANALYZE')

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from reserveapi.db import migration
 from reserveapi.db import models
+from reserveapi.db import node_texts
 from tests import base
 from tests.functional import base as functional_base
 
@@ -54,6 +55,59 @@ class TestMigrations(_EmptyDatabaseTestCase):
         self.assertTrue(set(models.Base.metadata.tables).issubset(tables))
         migration.upgrade(engine=self.engine)
         self.assertEqual(head, migration.current(engine=self.engine))
+
+
+class TestNodeTextsBackfill(_EmptyDatabaseTestCase):
+    """0008 gives every node the texts the sync would have written."""
+
+    scenarios = BACKENDS
+
+    TRAITS = {1: ['CUSTOM_RAID', 'HW_CPU_X86_AVX2', 'CUSTOM_É_1'],
+              2: ['CUSTOM_ONLY'], 3: []}
+    CAPABILITIES = {1: {'boot_mode': 'uefi', 'k:ey': 'a, b:c é'},
+                    2: {}, 3: {'boot_mode': 'bios'}}
+
+    def test_existing_nodes_get_their_texts(self):
+        migration.upgrade('0007_node_summary_counters', engine=self.engine)
+        with self.engine.begin() as connection:
+            for node_id in self.TRAITS:
+                connection.execute(sa.text(
+                    "INSERT INTO nodes (id, uuid, memory_mb, cpus, local_gb, "
+                    "maintenance, retired, vanished, schedulable, reserved, "
+                    "created_at) VALUES (:id, :uuid, 0, 0, 0, false, false, "
+                    "false, false, false, '2026-01-01 00:00:00')"),
+                    {'id': node_id, 'uuid': '%08d-0000-0000-0000-%012d' % (
+                        node_id, node_id)})
+                for trait in self.TRAITS[node_id]:
+                    connection.execute(sa.text(
+                        'INSERT INTO node_traits (node_id, trait) '
+                        'VALUES (:id, :trait)'),
+                        {'id': node_id, 'trait': trait})
+                for key, value in self.CAPABILITIES[node_id].items():
+                    connection.execute(
+                        models.NodeCapability.__table__.insert(),
+                        {'node_id': node_id, 'key': key, 'value': value})
+        migration.upgrade(engine=self.engine)
+        with self.engine.connect() as connection:
+            rows = connection.execute(sa.text(
+                'SELECT id, traits_text, capabilities_text FROM nodes')).all()
+        self.assertEqual(
+            {node_id: (frozenset(self.TRAITS[node_id]),
+                       self.CAPABILITIES[node_id])
+             for node_id in self.TRAITS},
+            {node_id: (node_texts.parse_traits(traits),
+                       node_texts.parse_capabilities(capabilities))
+             for node_id, traits, capabilities in rows})
+        # Byte for byte what the sync writes, but for the order of items.
+        for node_id, traits, capabilities in rows:
+            self.assertEqual(
+                sorted(node_texts.traits_text(
+                    self.TRAITS[node_id]).split(',')),
+                sorted(traits.split(',')))
+            self.assertEqual(
+                sorted(node_texts.capabilities_text(
+                    self.CAPABILITIES[node_id]).split(',')),
+                sorted(capabilities.split(',')))
 
 
 class TestModelsSync(test_migrations.ModelsMigrationsSync,

@@ -21,6 +21,7 @@ join), not the derived flags the triggers read: a flag left wrong by any
 path would show.
 """
 
+import collections
 import concurrent.futures
 import datetime
 import random
@@ -35,6 +36,7 @@ from reserveapi.db import inventory as db_inventory
 from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import node_sync
+from reserveapi.db import node_texts
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
@@ -63,7 +65,9 @@ def _random_node(rng, node_uuid):
         'memory_mb': rng.choice((4096, 8192)), 'cpus': rng.choice((4, 8)),
         'local_gb': rng.choice((100, 200)),
         'cpu_arch': rng.choice(('x86_64', 'x86_64', 'aarch64', None)),
-        'capabilities': {},
+        'capabilities': dict(rng.sample(
+            [('boot_mode', 'uefi'), ('boot_mode', 'bios'),
+             ('disk_label', 'gpt'), ('hw:x', 'a, b')], rng.randint(0, 2))),
         'traits': sorted(rng.sample(TRAITS, rng.randint(0, 3))),
         'provision_state': rng.choice(('available',) * 4 + ('active',)),
         'power_state': rng.choice(('power off',) * 9 + (None,)),
@@ -214,6 +218,30 @@ class _SummaryTestCase(base.DBTestCase):
                         column < 0)), table.__tablename__)
 
 
+    def assertNodeTextsExact(self):
+        """The texts matching reads are the tables of record's rows."""
+        with db_base.reader() as session:
+            nodes = session.execute(sa.select(
+                models.Node.id, models.Node.traits_text,
+                models.Node.capabilities_text)).all()
+            traits = collections.defaultdict(set)
+            for node_id, trait in session.execute(sa.select(
+                    models.NodeTrait.node_id, models.NodeTrait.trait)):
+                traits[node_id].add(trait)
+            capabilities = collections.defaultdict(dict)
+            for node_id, key, value in session.execute(sa.select(
+                    models.NodeCapability.node_id, models.NodeCapability.key,
+                    models.NodeCapability.value)):
+                capabilities[node_id][key] = value
+        self.assertTrue(nodes)
+        self.assertEqual(
+            {node_id: (traits[node_id], capabilities[node_id])
+             for node_id, _, _ in nodes},
+            {node_id: (set(node_texts.parse_traits(traits_text)),
+                       node_texts.parse_capabilities(capabilities_text))
+             for node_id, traits_text, capabilities_text in nodes})
+
+
 class TestSummaryCounters(_SummaryTestCase):
     scenarios = base.EVERY_BACKEND
 
@@ -224,6 +252,7 @@ class TestSummaryCounters(_SummaryTestCase):
             for _ in range(60):
                 actions.step()
             self.assertSummaryExact()
+            self.assertNodeTextsExact()
 
     def test_every_node_removed(self):
         actions = _Actions(7)
@@ -262,3 +291,4 @@ class TestConcurrentSummaryCounters(_SummaryTestCase):
                            for seed in range(self.WRITERS)]:
                 future.result()
         self.assertSummaryExact()
+        self.assertNodeTextsExact()
