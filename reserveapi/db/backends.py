@@ -63,6 +63,9 @@ LOG = log.getLogger(__name__)
 
 BUSY_TIMEOUT = 30
 """Seconds an SQLite connection waits for another's lock."""
+SQLITE_POOL_SIZE = 5
+SQLITE_POOL_OVERFLOW = 10
+"""Connections an SQLite file keeps open, and may open beyond them."""
 MYSQL_CHARSET = 'utf8mb4'
 _OSLO_DB_BEGIN = '_sqlite_emit_begin'
 """oslo.db's listener that emits SQLite's BEGIN (oslo_db.sqlalchemy.
@@ -97,15 +100,22 @@ def configure(engine):
 
 def _configure_sqlite(engine):
     database = engine.url.database
+    is_file = bool(database) and database != ':memory:' and (
+        not database.startswith('file:'))
 
     @sa.event.listens_for(engine, 'do_connect')
     def create_directory(dialect, connection_record, cargs, cparams):
         # The state directory appears when the database is first opened,
         # not when a command that never opens it starts.
-        if database and database != ':memory:' and not database.startswith(
-                'file:'):
+        if is_file:
             os.makedirs(os.path.dirname(os.path.abspath(database)),
                         exist_ok=True)
+            # Pooled (below): a connection serves one thread at a time,
+            # not always the thread that opened it.
+            cparams['check_same_thread'] = False
+
+    if is_file and isinstance(engine.pool, sa.pool.NullPool):
+        _pool_sqlite_file(engine)
 
     @sa.event.listens_for(engine, 'connect')
     def wait_for_locks(dbapi_connection, connection_record):
@@ -125,6 +135,26 @@ def _configure_sqlite(engine):
                 'BEGIN IMMEDIATE' if getattr(_writing, 'active', False)
                 else 'BEGIN')
             connection.info['in_transaction'] = True
+
+
+def _pool_sqlite_file(engine):
+    """Keep an SQLite file's connections open between transactions.
+
+    oslo.db gives a file a NullPool, so every transaction opened the file
+    again, and the first statement on a new connection reads and parses
+    the whole schema (tables, indexes, the summary's triggers) and
+    prepares every statement anew: a reservation spent more in that than
+    in its SQL. A QueuePool, SQLAlchemy's own default for files, keeps
+    them open with their statement caches. Built as Pool.recreate()
+    builds a pool of another size: the same creator, listeners and
+    dialect. No pre-ping: a file does not drop a connection.
+    """
+    old = engine.pool
+    engine.pool = sa.pool.QueuePool(
+        old._creator, pool_size=SQLITE_POOL_SIZE,
+        max_overflow=SQLITE_POOL_OVERFLOW, pre_ping=False,
+        dialect=old._dialect, _dispatch=old.dispatch)
+    old.dispose()
 
 
 def sync_wait():

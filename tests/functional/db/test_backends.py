@@ -101,6 +101,51 @@ class TestSQLiteLock(base.DBTestCase):
             session.execute(sa.text('DELETE FROM reservations'))
 
 
+class TestSQLiteFilePool(base.DBTestCase):
+    """A file database keeps its connections open between transactions,
+    with everything oslo.db and backends.py set on a new one."""
+
+    def setUp(self):
+        super().setUp()
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'reserveapi.sqlite')
+        self.file_engine = engines.create_engine('sqlite:///%s' % path,
+                                            sqlite_fk=True)
+        backends.configure(self.file_engine)
+        self.addCleanup(self.file_engine.dispose)
+
+    def _driver_connection(self):
+        with self.file_engine.connect() as connection:
+            return (connection.connection.driver_connection,
+                    connection.exec_driver_sql(
+                        'PRAGMA foreign_keys').scalar(),
+                    connection.exec_driver_sql(
+                        'PRAGMA busy_timeout').scalar())
+
+    def test_transactions_share_an_open_connection(self):
+        self.assertIsInstance(self.file_engine.pool, sa.pool.QueuePool)
+        first = self._driver_connection()
+        self.assertEqual(first, self._driver_connection())
+        self.assertEqual((1, backends.BUSY_TIMEOUT * 1000), first[1:])
+
+    def test_another_thread_uses_the_pooled_connection(self):
+        opened = self._driver_connection()
+        found = []
+        thread = threading.Thread(
+            target=lambda: found.append(self._driver_connection()))
+        thread.start()
+        thread.join(10)
+        self.assertEqual([opened], found)
+
+    def test_writers_still_begin_immediate(self):
+        seen = _statements(self, self.file_engine)
+        self.addCleanup(db_base.main_context_manager.patch_engine(
+            self.file_engine))
+        with db_base.writer() as session:
+            session.execute(sa.text('SELECT 1'))
+        self.assertEqual(['BEGIN IMMEDIATE', 'SELECT 1'], seen)
+
+
 class TestMySQLCharset(base.DBTestCase):
     scenarios = [base.MYSQL]
 
