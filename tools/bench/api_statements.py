@@ -11,14 +11,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Print, as JSON, the candidate query the API sends for a request spec.
+"""Print, as JSON, the SQL the API sends for a request spec.
 
 One ``POST /v1/reservations`` runs in-process (webtest) on the database
-of ``--config-file``, and its reservation is deleted again; the first
-statement that reads candidate nodes is printed as the driver received
-it: ``{"sql": ..., "params": ...}``. run.py replays it as raw SQL for
-the floor that does the API's own database work (see
-benchload.raw_sql_floor)::
+of ``--config-file``, and its reservation is deleted again. Printed, as
+the driver received them: ``reads``, every statement from the first
+read of candidate nodes up to the claim, and ``claim``, the statements
+of the claim's transaction; each ``{"sql", "params", "positions"}``,
+``params`` by name and ``positions`` the names in order where the
+driver takes a tuple (PyMySQL). run.py replays them as raw SQL for the
+floor that does the API's own database work (see
+benchdb.Backend.claim_once)::
 
     python -m tools.bench.api_statements --config-file reserveapi.conf
 """
@@ -37,6 +40,9 @@ from reserveapi.db import base as db_base
 from tools.bench import benchload
 
 CONF = reserveapi.conf.CONF
+# The claim's parameters that name the node and the new reservation:
+# each replay sets its own.
+CLAIM_NODE = 'claim_node_id'
 
 
 def is_candidate_query(statement):
@@ -47,25 +53,44 @@ def is_candidate_query(statement):
             and ' ORDER BY ' in text and ' LIMIT ' in text)
 
 
+def _by_name(context, parameters):
+    """``(params by name, positions)`` of one statement as sent."""
+    if isinstance(parameters, dict):
+        return dict(parameters), None
+    positions = list(context.compiled.positiontup)
+    return dict(zip(positions, parameters, strict=True)), positions
+
+
 def capture(config_file, request_spec, log_file):
     service.prepare_service(['--config-file', config_file,
                              '--log-file', log_file])
     CONF.set_override('auth_strategy', 'noauth', group='api')
     client = webtest.TestApp(app_mod.setup_app())
-    seen = []
+    sent = []
 
     def record(conn, cursor, statement, parameters, context, executemany):
-        if not seen and is_candidate_query(statement):
-            seen.append({'sql': statement, 'params': parameters})
+        params, positions = _by_name(context, parameters)
+        sent.append({'sql': statement, 'params': params,
+                     'positions': positions})
 
     sa.event.listen(db_base.get_engine(), 'before_cursor_execute', record)
     response = client.post_json(
         '/v1/reservations',
         benchload.reservation_body(request_spec, 'bench-capture'))
+    sa.event.remove(db_base.get_engine(), 'before_cursor_execute', record)
     client.delete('/v1/reservations/' + response.json['uuid'])
-    if not seen:
-        raise RuntimeError('no candidate query seen')
-    return seen[0]
+    starts = [index for index, statement in enumerate(sent)
+              if is_candidate_query(statement['sql'])]
+    claims = [index for index, statement in enumerate(sent)
+              if CLAIM_NODE in statement['params']]
+    if not starts or not claims:
+        raise RuntimeError('no candidate query or no claim seen')
+    # The claim's transaction: its statements are consecutive.
+    end = claims[0]
+    while end + 1 < len(sent) and CLAIM_NODE in sent[end + 1]['params']:
+        end += 1
+    return {'reads': sent[starts[0]:claims[0]],
+            'claim': sent[claims[0]:end + 1]}
 
 
 def main(argv=None):

@@ -253,26 +253,24 @@ class Backend:
         whose unique ``active_node_id`` settles races (and, with the
         schema's derived flag, mark the node reserved, as the API does).
 
-        With ``api_query`` (the API's own candidate query, as
-        api_statements.py captures it: ``{"sql", "params"}``), the read
-        is the API's: that query, then the traits and capabilities of
-        what it found, in a transaction of their own; the claim follows.
+        With ``api_query`` (the SQL of one API request, as
+        api_statements.py captures it: ``{"reads", "claim"}``), the
+        statements are the API's own: its reads in a transaction of
+        their own, then its claim's statements for a node of the first
+        ``pick`` read, in another.
 
         Returns ``(node_id, reservation uuid, conflicts)``, or ``(None,
         None, conflicts)`` when no node is free. A lost race (unique
-        violation) or a deadlock rolls back and tries again.
+        violation, or the API's claim inserting nothing) or a deadlock
+        rolls back and tries again.
         """
         if api_query is not None:
             read = functools.partial(self._read_as_api, api_query, pick)
+            claim = functools.partial(self._claim_as_api, api_query)
         else:
             read = functools.partial(self._read_simply, resource_class,
                                      pick)
-        flag = self.sql('UPDATE nodes SET reserved = %s WHERE id = %s')
-        insert = self.sql(
-            'INSERT INTO reservations (uuid, instance_uuid, host, '
-            'project_id, node_id, state, active_node_id, '
-            'active_instance_uuid, created_at) '
-            'VALUES (%s, %s, %s, NULL, %s, %s, %s, %s, %s)')
+            claim = self._claim_simply
         conflicts = 0
         while True:
             cursor = connection.cursor()
@@ -282,15 +280,12 @@ class Backend:
                     connection.rollback()
                     return None, None, conflicts
                 node_id = rng.choice(ids)
-                instance = str(uuid.uuid4())
                 reservation = str(uuid.uuid4())
-                cursor.execute(insert, (
-                    reservation, instance, host, node_id, 'reserved',
-                    node_id, instance, _utcnow()))
-                if self.reserved_flag:
-                    cursor.execute(flag, (True, node_id))
-                connection.commit()
-                return node_id, reservation, conflicts
+                if claim(cursor, host, node_id, reservation):
+                    connection.commit()
+                    return node_id, reservation, conflicts
+                connection.rollback()
+                conflicts += 1
             except Exception as exc:
                 connection.rollback()
                 if not _is_retryable(exc):
@@ -299,20 +294,47 @@ class Backend:
             finally:
                 cursor.close()
 
+    def _claim_simply(self, cursor, host, node_id, reservation):
+        instance = str(uuid.uuid4())
+        cursor.execute(self.sql(
+            'INSERT INTO reservations (uuid, instance_uuid, host, '
+            'project_id, node_id, state, active_node_id, '
+            'active_instance_uuid, created_at) '
+            'VALUES (%s, %s, %s, NULL, %s, %s, %s, %s, %s)'), (
+                reservation, instance, host, node_id, 'reserved', node_id,
+                instance, _utcnow()))
+        if self.reserved_flag:
+            cursor.execute(self.sql(
+                'UPDATE nodes SET reserved = %s WHERE id = %s'),
+                (True, node_id))
+        return True
+
+    @staticmethod
+    def _claim_as_api(api_query, cursor, host, node_id, reservation):
+        """The API's claim statements for ``node_id``; whether the node
+        was claimed (its INSERT ... SELECT inserts nothing once the node
+        is no longer eligible)."""
+        values = {'claim_uuid': reservation,
+                  'claim_instance_uuid': str(uuid.uuid4()),
+                  'claim_host': host, 'claim_node_id': node_id,
+                  'claim_created_at': _utcnow()}
+        for statement in api_query['claim']:
+            cursor.execute(statement['sql'],
+                           _arguments(statement, values))
+            if cursor.rowcount < 1:
+                return False
+        return True
+
     def _read_as_api(self, api_query, pick, connection, cursor):
-        """The API's reads: its candidate query, then one statement for
-        the traits and capabilities of the rows (as db/matching.py's
-        _children_of), in a transaction of their own."""
-        cursor.execute(api_query['sql'], api_query['params'])
-        names = [column[0] for column in cursor.description]
-        ids = [row[names.index('id')] for row in cursor.fetchall()]
-        if ids:
-            # Only ints are formatted in: no injection.
-            cursor.execute(_CHILDREN_SELECT.format(
-                ids=', '.join(str(int(node_id)) for node_id in ids),
-                # A reserved word on MariaDB/MySQL.
-                key='`key`' if self.kind == 'mysql' else 'key'))
-            cursor.fetchall()
+        """The API's reads, in a transaction of their own; the ids the
+        first one (the candidate query) found, up to ``pick``."""
+        ids = None
+        for statement in api_query['reads']:
+            cursor.execute(statement['sql'], _arguments(statement))
+            rows = cursor.fetchall()
+            if ids is None:
+                names = [column[0] for column in cursor.description]
+                ids = [row[names.index('id')] for row in rows]
         connection.commit()
         return ids[:pick]
 
@@ -355,10 +377,16 @@ class Backend:
 
 
 _COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
-_CHILDREN_SELECT = ('SELECT node_id, trait, NULL FROM node_traits '
-                    'WHERE node_id IN ({ids}) UNION ALL '
-                    'SELECT c.node_id, c.{key}, c.value '
-                    'FROM node_capabilities c WHERE c.node_id IN ({ids})')
+
+
+def _arguments(statement, values=None):
+    """A captured statement's parameters, with ``values`` put in, as its
+    driver takes them: by name, or a tuple in ``positions`` order."""
+    params = dict(statement['params'], **(values or {}))
+    positions = statement['positions']
+    if positions is None:
+        return params
+    return tuple(params[name] for name in positions)
 
 _CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
                  'SELECT 1 FROM reservations r '
