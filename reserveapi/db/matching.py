@@ -307,7 +307,8 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
         with base.reader() as session:
             # Core rows straight from the connection: the ORM's result
             # handling is no use for plain columns.
-            rows = session.connection().execute(query, params).all()
+            with base.one_statement(session) as connection:
+                rows = connection.execute(query, params).all()
         if not rows:
             return
         yield [_candidate(row) for row in rows]

@@ -80,8 +80,8 @@ def _delete_by_uuid_statement():
     return sa.delete(models.Reservation).where(_is_reservation_uuid())
 
 
-def _select_by_uuid(session, uuid):
-    row = session.connection().execute(
+def _select_by_uuid(connection, uuid):
+    row = connection.execute(
         _select_by_uuid_statement(), {'reservation_uuid': uuid}).first()
     if row is None:
         raise exception.ReservationNotFound(reservation=uuid)
@@ -91,7 +91,8 @@ def _select_by_uuid(session, uuid):
 def get_reservation(uuid):
     """:raises: ReservationNotFound"""
     with base.reader() as session:
-        return _select_by_uuid(session, uuid)
+        with base.one_statement(session) as connection:
+            return _select_by_uuid(connection, uuid)
 
 
 def get_live_reservation_for_instance(instance_uuid):
@@ -185,11 +186,16 @@ def create_reservation(values, node):
         with base.writer() as session:
             # Core, not the ORM: with parameters, the ORM would take the
             # INSERT for a bulk insert of objects.
-            connection = session.connection()
-            claim, mark = _claim_statements(connection.dialect.name)
-            inserted = connection.execute(claim, params).rowcount
-            if inserted and mark is not None:
-                connection.execute(mark, params)
+            claim, mark = _claim_statements(
+                session.get_bind().dialect.name)
+            if mark is None:
+                with base.one_statement(session) as connection:
+                    inserted = connection.execute(claim, params).rowcount
+            else:
+                connection = session.connection()
+                inserted = connection.execute(claim, params).rowcount
+                if inserted:
+                    connection.execute(mark, params)
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)
@@ -315,7 +321,7 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
     with base.writer() as session:
         connection = session.connection()
         if connection.dialect.name != 'postgresql':
-            reservation = _select_by_uuid(session, uuid)
+            reservation = _select_by_uuid(session.connection(), uuid)
             check(reservation)
             _delete_in(session, reservation, stale, clear_in_ironic)
             return reservation

@@ -152,22 +152,37 @@ class PrivateServerMixin(DatabaseDownMixin):
                 tuple(row) for row in connection.execute(sa.select(table)))
                 for table in models.Base.metadata.sorted_tables}
 
-    def kill_server_before_commit(self):
-        """SIGKILL the server just before the next COMMIT: every
-        statement of that transaction ran, none is committed. (On
-        PostgreSQL a claim is one statement, so there is no moment
-        between its INSERT and its UPDATE.)"""
+    def _kill_server_on(self, event, when=lambda *args: True):
+        """SIGKILL the server at the first ``event`` of the engine for
+        which ``when`` (given the event's arguments) holds."""
         fired = []
 
-        def before(conn):
-            if not fired:
-                fired.append(conn)
+        def before(*args):
+            if not fired and when(*args):
+                fired.append(args)
                 self.server.kill()
 
-        sa.event.listen(self.server_engine, 'commit', before)
-        self.addCleanup(sa.event.remove, self.server_engine, 'commit',
-                        before)
+        sa.event.listen(self.server_engine, event, before)
+        self.addCleanup(sa.event.remove, self.server_engine, event, before)
         return fired
+
+    def kill_server_before_commit(self):
+        """SIGKILL the server just before the next COMMIT: every
+        statement of that transaction ran, none is committed."""
+        return self._kill_server_on('commit')
+
+    def kill_server_before_the_claim_commits(self):
+        """SIGKILL the server at the last moment before a claim commits:
+        on MariaDB before its COMMIT (its INSERT and flag UPDATE ran); on
+        PostgreSQL, where the claim is one statement and its own
+        transaction (db/base.one_statement), as that statement is sent.
+        """
+        if self.SERVER is not dbservers.PostgreSQLServer:
+            return self.kill_server_before_commit()
+        return self._kill_server_on(
+            'before_cursor_execute',
+            lambda conn, cursor, statement, *args: statement.startswith(
+                'WITH claimed'))
 
     def test_stopped_server_is_503_and_nothing_changes(self):
         before = self.snapshot()
@@ -182,15 +197,36 @@ class PrivateServerMixin(DatabaseDownMixin):
 
     def test_killed_while_reserving_leaves_no_reservation(self):
         before = self.snapshot()
-        fired = self.kill_server_before_commit()
+        fired = self.kill_server_before_the_claim_commits()
         self.assertUnavailable(self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
             'request_spec': examples.REQUEST_SPEC}))
         self.assertEqual(1, len(fired))
         self.server.start()
-        # The claim (INSERT and flag UPDATE) ran; it was never committed.
+        # The claim was never committed.
         self.assertEqual(before, self.snapshot())
         self._reserve()
+
+    def test_the_answer_agrees_with_the_database(self):
+        """A server lost where the claim's transaction ends: on MariaDB
+        before its COMMIT, so nothing is kept and the answer is a 503; on
+        PostgreSQL the claim's statement committed it already (the
+        transaction's end sends nothing), so the answer is the
+        reservation, kept."""
+        fired = self._kill_server_on('commit')
+        response = self.request('POST', '/v1/reservations', {
+            'instance_uuid': str(uuid.uuid4()), 'host': HOST,
+            'request_spec': examples.REQUEST_SPEC})
+        self.assertEqual(1, len(fired))
+        self.server.start()
+        kept = [row[1] for row in self.snapshot()['reservations']]
+        if self.SERVER is dbservers.PostgreSQLServer:
+            self.assertEqual(201, response.status_int, response.text)
+            self.assertEqual(sorted([self.reservation['uuid'],
+                                     response.json['uuid']]), sorted(kept))
+        else:
+            self.assertUnavailable(response)
+            self.assertEqual([self.reservation['uuid']], kept)
 
     def test_killed_while_releasing_leaves_it_reserved(self):
         before = self.snapshot()

@@ -181,3 +181,34 @@ class TestMySQLWithoutGalera(base.DBTestCase):
                 '@@global.wsrep_sync_wait')).one()
         self.assertEqual(0, wsrep_on)
         self.assertEqual((0, 0), (default, session))
+
+
+class TestOneStatementOnPostgreSQL(base.DBTestCase):
+    """base.one_statement: its statement is its own transaction, with no
+    BEGIN, COMMIT or ROLLBACK sent, and the connection is as it was
+    after."""
+
+    scenarios = [base.POSTGRESQL]
+    IDLE = 0  # psycopg2's TRANSACTION_STATUS_IDLE
+
+    def test_the_statement_opens_no_transaction(self):
+        with db_base.writer() as session:
+            with db_base.one_statement(session) as connection:
+                connection.execute(sa.text(
+                    'CREATE TEMPORARY TABLE seen (n int)'))
+                driver = connection.connection.driver_connection
+                # psycopg2 would have sent BEGIN: a transaction is open.
+                self.assertEqual(self.IDLE, driver.get_transaction_status())
+            self.assertFalse(driver.autocommit)
+            session.execute(sa.text('SELECT 1'))
+            self.assertNotEqual(self.IDLE, driver.get_transaction_status())
+
+    def test_an_open_transaction_is_left_as_it_is(self):
+        with db_base.writer() as session:
+            session.execute(sa.text('SELECT 1'))
+            with db_base.one_statement(session) as connection:
+                driver = connection.connection.driver_connection
+                self.assertFalse(driver.autocommit)
+                connection.execute(sa.text('SELECT 2'))
+                self.assertNotEqual(self.IDLE,
+                                    driver.get_transaction_status())
