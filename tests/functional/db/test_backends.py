@@ -212,3 +212,19 @@ class TestOneStatementOnPostgreSQL(base.DBTestCase):
                 connection.execute(sa.text('SELECT 2'))
                 self.assertNotEqual(self.IDLE,
                                     driver.get_transaction_status())
+
+
+class TestCheckin(base.DBTestCase):
+    """No sleep(0) at a connection's checkin (oslo.db's yield to
+    eventlet, which no reserveapi process runs)."""
+
+    scenarios = base.EVERY_BACKEND
+
+    def test_checkin_does_not_sleep(self):
+        engine = db_base.get_engine()
+        self.assertFalse(sa.event.contains(engine, 'checkin',
+                                           engines._thread_yield))
+        sleep = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        with db_base.reader() as session:
+            session.execute(sa.text('SELECT 1'))
+        sleep.assert_not_called()
