@@ -89,15 +89,15 @@ def sync_nodes(read, now=None):
     with base.writer() as session:
         existing = {row.uuid: row for row in session.execute(
             sa.select(*_DIFF_COLUMNS))}
-        seen = set()
         for nodes, fingerprints in read():
+            # Each node read leaves ``existing``: what stays is gone from
+            # the inventory, and memory holds no second set of uuids.
             plan = _diff(existing, nodes, fingerprints)
             _write(session, plan, fingerprints, now)
             counts.update(plan.counts())
-            seen.update(fingerprints)
         plan = _SyncPlan(updated=[], added=[], removed=[], flagged=[],
                          unchanged=0)
-        _plan_removal(session, plan, existing, seen)
+        _plan_removal(session, plan, existing, ())
         _remove(session, plan.removed, plan.flagged, now)
         counts.update(plan.counts())
         # Everything was just read again (another source's marks too).
@@ -210,11 +210,12 @@ _DIFF_COLUMNS = (models.Node.id, models.Node.uuid, models.Node.fingerprint,
 
 
 def _diff(existing, nodes, fingerprints):
-    """Which of ``nodes`` are new, changed or unchanged."""
+    """Which of ``nodes`` are new, changed or unchanged; the rows of
+    ``existing`` (by uuid) they match are taken out of it."""
     plan = _SyncPlan(updated=[], added=[], removed=[], flagged=[],
                      unchanged=0)
     for node in nodes:
-        row = existing.get(node['uuid'])
+        row = existing.pop(node['uuid'], None)
         if row is None:
             plan.added.append(node)
         elif row.fingerprint == fingerprints[node['uuid']] and not (

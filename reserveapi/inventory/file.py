@@ -15,12 +15,15 @@
 The document is what ``GET /v1/nodes?detail=True`` answers, saved as JSON
 or YAML, so an operator can dump a real Ironic into it.  :func:`load`
 validates every entry before returning any, so a sync never applies half
-of a bad document.
+of a bad document. A ``.json`` document is read as a stream, an entry at
+a time, so that a million nodes never sit in memory at once.
 """
 
+import codecs
 import hashlib
 import json
 import os
+import re
 
 import yaml
 
@@ -41,6 +44,12 @@ _TEXTS = ('name', 'provision_state', 'power_state', 'conductor_group',
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 CHUNK = 1000
 """Nodes per chunk a document gives its reader (see Document.chunks)."""
+READ_SIZE = 1 << 20
+"""Bytes read at a time."""
+MAX_VALUE = 16 << 20
+"""Characters of one entry (or other value) a stream reads before it
+reports the entry's syntax error: a value not complete by then is
+broken, not cut by the end of a block."""
 
 
 class _FieldError(ValueError):
@@ -51,8 +60,10 @@ class _FieldError(ValueError):
 
 
 class Document:
-    """An inventory document, read once: its digest tells that it did not
-    change without parsing it, and what is parsed is what was digested.
+    """An inventory document: its digest tells that it did not change
+    without parsing it, and what is parsed is what was digested (the
+    bytes parsed are digested again as they are read; a document that
+    changed meanwhile is refused).
 
     :raises: OSError when it cannot be read.
     """
@@ -60,8 +71,7 @@ class Document:
     def __init__(self, path):
         self.path = path
         with open(path, 'rb') as stream:
-            self._data = stream.read()
-        self.digest = hashlib.sha256(self._data).hexdigest()
+            self.digest = _sha256(stream).hexdigest()
 
     def nodes(self):
         """The nodes it describes, normalized (see :func:`load`).
@@ -77,19 +87,13 @@ class Document:
         must undo everything when this raises.
 
         :raises: Invalid naming the entry and the field when the document
-            cannot be used as a whole.
+            cannot be used as a whole; OSError when it cannot be read.
         """
-        document = _parse(self.path, self._data)
-        entries = (document.get('nodes') if isinstance(document, dict)
-                   else None)
-        if not isinstance(entries, list):
-            raise _invalid(self.path, 'expected an object with a "nodes" '
-                           'list')
-        first_seen = {}
-        for start in range(0, len(entries), size):
+        digest = hashlib.sha256()
+        with open(self.path, 'rb') as stream:
+            first_seen = {}
             chunk = []
-            for index in range(start, min(start + size, len(entries))):
-                entry = entries[index]
+            for index, entry in enumerate(self._entries(stream, digest)):
                 try:
                     node = normalize(entry)
                     _check_unique(node, index, first_seen)
@@ -97,7 +101,175 @@ class Document:
                     raise _invalid(self.path,
                                    '%s: %s' % (_label(index, entry), error))
                 chunk.append(node)
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+        if digest.hexdigest() != self.digest:
+            raise _invalid(self.path, 'changed while it was being read; '
+                           'sync again')
+        if chunk:
             yield chunk
+
+    def _entries(self, stream, digest):
+        """The entries of the document's "nodes" list, one at a time."""
+        extension = os.path.splitext(os.fspath(self.path))[1].lower()
+        try:
+            if extension == '.json':
+                yield from _JsonStream(stream, digest).nodes()
+                return
+            document = _parse(extension, _read_all(stream, digest))
+        except _NoNodes:
+            raise _invalid(self.path, _NO_NODES)
+        except ValueError as error:
+            raise _invalid(self.path, 'cannot be parsed: %s' % error)
+        entries = (document.get('nodes') if isinstance(document, dict)
+                   else None)
+        if not isinstance(entries, list):
+            raise _invalid(self.path, _NO_NODES)
+        yield from entries
+
+
+_NO_NODES = 'expected an object with a "nodes" list'
+
+
+class _NoNodes(ValueError):
+    """Valid so far, but not a document of nodes."""
+
+
+def _sha256(stream):
+    digest = hashlib.sha256()
+    for block in iter(lambda: stream.read(READ_SIZE), b''):
+        digest.update(block)
+    return digest
+
+
+def _read_all(stream, digest):
+    """The rest of ``stream``, fed to ``digest`` too."""
+    blocks = []
+    for block in iter(lambda: stream.read(READ_SIZE), b''):
+        digest.update(block)
+        blocks.append(block)
+    return b''.join(blocks)
+
+
+_SPACE = re.compile(r'[ \t\n\r]*')
+_DECODER = json.JSONDecoder()
+
+
+class _JsonStream:
+    """A JSON document ``{"nodes": [entry, ...], ...}`` read from a
+    binary stream a block at a time; each byte read is fed to
+    ``digest``. Only one entry (or other value) is held at a time.
+    Errors are json's own, placed in the whole document.
+    """
+
+    def __init__(self, stream, digest):
+        self._stream = stream
+        self._digest = digest
+        self._utf8 = codecs.getincrementaldecoder('utf-8')()
+        self._text = ''
+        self._at = 0
+        self._ended = False
+        # Where self._text starts in the document, for error messages.
+        self._offset = 0
+        self._line = 1
+        self._column = 1
+
+    def nodes(self):
+        """The entries of "nodes", then the rest is checked."""
+        if self._peek() not in ('{', ''):
+            raise _NoNodes()
+        self._expect('{')
+        found = False
+        while self._peek() != '}':
+            key = self._value()
+            self._expect(':')
+            if key == 'nodes':
+                if found or self._peek() != '[':
+                    raise _NoNodes()
+                found = True
+                yield from self._list()
+            else:
+                self._value()
+            if self._peek() != ',':
+                break
+            self._at += 1
+        self._expect('}')
+        if self._peek():
+            self._fail('Extra data')
+        if not found:
+            raise _NoNodes()
+
+    def _list(self):
+        self._expect('[')
+        if self._peek() == ']':
+            self._at += 1
+            return
+        while True:
+            yield self._value()
+            following = self._peek()
+            self._at += 1
+            if following == ']':
+                return
+            if following != ',':
+                self._at -= 1
+                self._fail("Expecting ',' delimiter")
+
+    def _read(self):
+        """Append the next block; False at the end of the stream."""
+        if self._ended:
+            return False
+        block = self._stream.read(READ_SIZE)
+        self._digest.update(block)
+        self._ended = not block
+        done = self._text[:self._at]
+        newlines = done.count('\n')
+        self._line += newlines
+        self._column = (len(done) - done.rfind('\n') if newlines
+                        else self._column + len(done))
+        self._offset += self._at
+        self._text = self._text[self._at:] + self._utf8.decode(
+            block, final=self._ended)
+        self._at = 0
+        return True
+
+    def _peek(self):
+        """The next character that is not white space ('' at the end)."""
+        while True:
+            self._at = _SPACE.match(self._text, self._at).end()
+            if self._at < len(self._text) or not self._read():
+                return self._text[self._at:self._at + 1]
+
+    def _expect(self, character):
+        if self._peek() != character:
+            self._fail('Expecting value' if not self._peek()
+                       else 'Expecting %r' % character)
+        self._at += 1
+
+    def _value(self):
+        self._peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self._text, self._at)
+            except json.JSONDecodeError as error:
+                # Cut by the end of what was read: read on and retry.
+                if len(self._text) - self._at < MAX_VALUE and self._read():
+                    continue
+                self._fail(error.msg, error.pos)
+            # A number may go on in the next block.
+            if end < len(self._text) or not self._read():
+                self._at = end
+                return value
+
+    def _fail(self, message, at=None):
+        at = self._at if at is None else at
+        before = self._text[:at]
+        newlines = before.count('\n')
+        line = self._line + newlines
+        column = (at - before.rfind('\n') if newlines
+                  else self._column + at)
+        raise ValueError('%s: line %d column %d (char %d)' % (
+            message, line, column, self._offset + at))
 
 
 def load(path):
@@ -127,20 +299,22 @@ def _check_unique(node, index, first_seen):
                 raise _FieldError(field, 'duplicate of nodes[%d]' % first)
 
 
-def _parse(path, data):
-    extension = os.path.splitext(os.fspath(path))[1].lower()
+def _parse(extension, data):
+    """A document that is not read as a stream: YAML, or JSON under
+    another name.
+
+    :raises: ValueError
+    """
+    text = data.decode('utf-8')
     try:
-        text = data.decode('utf-8')
         if extension in ('.yaml', '.yml'):
             return _load_yaml(text)
         try:
             return json.loads(text)
         except ValueError:
-            if extension == '.json':
-                raise
             return _load_yaml(text)
-    except (ValueError, yaml.YAMLError) as error:
-        raise _invalid(path, 'cannot be parsed: %s' % error)
+    except yaml.YAMLError as error:
+        raise ValueError(str(error))
 
 
 def _load_yaml(text):

@@ -417,6 +417,91 @@ class RejectDocumentTestCase(InventoryFileTestCase):
                           os.path.join(self.directory, 'missing.yaml'))
 
 
+class JsonStreamTestCase(InventoryFileTestCase):
+    """A .json document is read a block at a time: blocks smaller than an
+    entry, numbers cut by a block's end and other keys around "nodes"
+    change nothing, and errors are placed in the whole document."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'reserveapi.inventory.file.READ_SIZE', 5))
+
+    def test_same_nodes_as_the_whole_document(self):
+        nodes = [ironic_node(), ironic_node(
+            uuid=OTHER_UUID, name='nødé-2',
+            properties={'memory_mb': 1234567, 'cpus': 12}),
+            ironic_node(uuid=INSTANCE_UUID, name='n3')]
+        document = {'links': [{'href': 'x'}], 'nodes': nodes, 'next': 7}
+        path = self.write(json.dumps(document, indent=2))
+        self.assertEqual(
+            [inventory_file.normalize(node) for node in nodes],
+            inventory_file.load(path))
+
+    def test_chunks_of_the_stream(self):
+        nodes = [ironic_node(uuid='%08d-0000-4000-8000-000000000000' % index,
+                             name='n%d' % index) for index in range(5)]
+        document = inventory_file.Document(self.write({'nodes': nodes}))
+        self.assertEqual([2, 2, 1], [len(chunk)
+                                     for chunk in document.chunks(size=2)])
+
+    def test_errors_placed_as_json_places_them(self):
+        text = '{\n  "nodes": [\n    {"uuid": "%s"},\n    {"a": tru}\n]}' % (
+            NODE_UUID)
+        try:
+            json.loads(text)
+        except ValueError as error:
+            expected = str(error)
+        error = self.assertRaises(exception.Invalid, inventory_file.load,
+                                  self.write(text))
+        self.assertIn('cannot be parsed: ' + expected, str(error))
+
+    def test_nodes_twice(self):
+        error = self.assertRaises(
+            exception.Invalid, inventory_file.load,
+            self.write('{"nodes": [], "nodes": []}'))
+        self.assertIn('"nodes" list', str(error))
+
+    def test_data_after_the_document(self):
+        error = self.assertRaises(
+            exception.Invalid, inventory_file.load,
+            self.write('{"nodes": []} {}'))
+        self.assertIn('Extra data', str(error))
+
+    def test_a_document_changed_while_read_is_refused(self):
+        path = self.write({'nodes': [ironic_node()]})
+        document = inventory_file.Document(path)
+        self.write({'nodes': [ironic_node(name='other')]})
+        error = self.assertRaises(exception.Invalid, document.nodes)
+        self.assertIn('changed while it was being read', str(error))
+
+    def test_a_broken_entry_is_not_read_to_the_end(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'reserveapi.inventory.file.MAX_VALUE', 50))
+        path = self.write('{"nodes": [{"a": tru ' + ' ' * 10000 + '}]}')
+        read = []
+        real_open = open
+
+        def counting_open(*args, **kwargs):
+            stream = real_open(*args, **kwargs)
+            original = stream.read
+
+            def read_block(size=-1):
+                block = original(size)
+                read.append(len(block))
+                return block
+
+            stream.read = read_block
+            return stream
+
+        self.useFixture(fixtures.MonkeyPatch('builtins.open',
+                                             counting_open))
+        document = inventory_file.Document(path)
+        read.clear()
+        self.assertRaises(exception.Invalid, document.nodes)
+        self.assertLess(sum(read), 200)
+
+
 class SampleInventoryTestCase(testtools.TestCase):
     """The inventory shipped for the demo loads and offers variety."""
 
