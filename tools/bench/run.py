@@ -74,6 +74,15 @@ TARGET_FLOOR_RATIO = 0.2      # concurrent / the raw floor
 TARGET_API_CPU_MS = 2.5       # API CPU per concurrent reservation
 TARGET_SYNC_INITIAL_S = 20.0
 TARGET_SYNC_NO_CHANGE_S = 2.0
+# At a million nodes (issue 25), against the 100,000-node reference
+# measured in the same run: the sync's seconds and peak RSS, and the
+# single client's POST p50 as a multiple of the reference's.
+MILLION = 1000000
+TARGET_SYNC_INITIAL_S_1M = 120.0
+TARGET_SYNC_NO_CHANGE_S_1M = 10.0
+TARGET_SYNC_PEAK_RSS_MB_1M = 1024.0
+TARGET_POST_P50_VS_REFERENCE = 1.5
+REFERENCE_NODES = 100000
 # Backends whose single-client latency and sync time issue 25 sets
 # targets for.
 LATENCY_TARGET_BACKENDS = ('sqlite', 'postgresql')
@@ -94,6 +103,13 @@ def parse_args(argv):
                         % ', '.join(benchdb.BACKENDS))
     parser.add_argument('--nodes', type=int, default=100000,
                         help='Inventory size.')
+    parser.add_argument('--reference-nodes', type=int,
+                        help='With --nodes above it, every backend is first '
+                             'measured at this size too, in the same run, '
+                             'for the targets at scale (POST p50 at most '
+                             '%g x the reference\'s). Default: %d when '
+                             '--nodes is larger, else none; 0: none.'
+                        % (TARGET_POST_P50_VS_REFERENCE, REFERENCE_NODES))
     parser.add_argument('--seed', type=int, default=1,
                         help='Inventory seed (same seed, same nodes).')
     parser.add_argument('--spec', choices=sorted(benchload.SPECS),
@@ -160,7 +176,20 @@ def parse_args(argv):
             parser.error('--%s must be at least 1' % name.replace('_', '-'))
     if args.concurrent_requests is None:
         args.concurrent_requests = min(2000, max(200, args.nodes // 20))
+    if args.reference_nodes is None:
+        args.reference_nodes = (REFERENCE_NODES
+                                if args.nodes > REFERENCE_NODES else 0)
+    if args.reference_nodes >= args.nodes:
+        args.reference_nodes = 0
     return args
+
+
+def sync_targets(nodes):
+    """``(initial s, no change s, peak RSS MB or None)`` at ``nodes``."""
+    if nodes >= MILLION:
+        return (TARGET_SYNC_INITIAL_S_1M, TARGET_SYNC_NO_CHANGE_S_1M,
+                TARGET_SYNC_PEAK_RSS_MB_1M)
+    return TARGET_SYNC_INITIAL_S, TARGET_SYNC_NO_CHANGE_S, None
 
 
 # Steps
@@ -264,15 +293,17 @@ def log(text):
 
 # One backend
 
-def bench_backend(kind, args, workdir, inventory, record):
-    """Run every phase on one backend, filling ``record`` as it goes."""
+def bench_backend(kind, args, workdir, inventory, record, nodes):
+    """Run every phase on one backend at ``nodes`` nodes (the document
+    ``inventory``), filling ``record`` as it goes."""
+    record.update(kind=kind, nodes=nodes)
     resource_class, request_spec = benchload.SPECS[args.spec]
     timeout = args.step_timeout
     with benchdb.Backend(kind, str(workdir), keep=args.keep) as backend:
         record['database'] = {'name': backend.name,
                               'version': backend.version}
         log('%s: database %s (%s)' % (kind, backend.name, backend.version))
-        config = workdir / ('reserveapi-%s.conf' % kind)
+        config = workdir / ('reserveapi-%s-%d.conf' % (kind, nodes))
         write_config(config, workdir, backend, inventory)
         record['config_file'] = str(config)
         base = [script('reserveapi-dbsync'), '--config-file', str(config)]
@@ -289,9 +320,9 @@ def bench_backend(kind, args, workdir, inventory, record):
             counts = sync_counts(stdout)
             sync[name] = dict(usage, seconds=usage['wall_s'],
                               counts=counts)
-            if counts.get(expect) != args.nodes:
+            if counts.get(expect) != nodes:
                 raise StepFailed('sync-nodes (%s): expected %d %s, got %s'
-                                 % (name, args.nodes, expect, stdout))
+                                 % (name, nodes, expect, stdout))
         if args.analyze:
             start = time.perf_counter()
             backend.analyze()
@@ -332,7 +363,8 @@ def bench_backend(kind, args, workdir, inventory, record):
             % (args.concurrent_requests, args.threads, args.workers))
         with benchload.Gunicorn(
                 str(config), args.workers,
-                str(workdir / ('gunicorn-%s-w%d.log' % (kind, args.workers))),
+                str(workdir / ('gunicorn-%s-%d-w%d.log'
+                               % (kind, nodes, args.workers))),
                 worker_class=args.worker_class,
                 threads=args.worker_threads) as server:
             # Warm every worker up (connections, caches) before timing:
@@ -390,19 +422,35 @@ def bench_backend(kind, args, workdir, inventory, record):
 
 # Verdicts
 
-def verdicts(kind, record):
+def verdicts(label, record, reference=None):
     """``(targets, problems, notes)``: target name -> PASS/FAIL/None, the
     correctness problems found (empty when all is well), and remarks.
+    ``reference``: the same backend's record at the reference size.
     """
+    kind = record.get('kind', label)
     targets, problems, notes = {}, [], []
     if 'error' in record:
-        problems.append('%s: %s' % (kind, record['error'].splitlines()[0]))
-    for name, limit in (('initial', TARGET_SYNC_INITIAL_S),
-                        ('no_change', TARGET_SYNC_NO_CHANGE_S)):
+        problems.append('%s: %s' % (label, record['error'].splitlines()[0]))
+    initial_s, no_change_s, peak_rss_mb = sync_targets(
+        record.get('nodes', 0))
+    for name, limit in (('initial', initial_s),
+                        ('no_change', no_change_s)):
         seconds = record.get('sync', {}).get(name, {}).get('seconds')
         targets['sync_' + name] = (
             None if seconds is None or kind not in LATENCY_TARGET_BACKENDS
             else 'PASS' if seconds <= limit else 'FAIL')
+    rss = record.get('sync', {}).get('initial', {}).get('peak_rss_mb')
+    if peak_rss_mb is not None and rss is not None:
+        targets['sync_peak_rss'] = 'PASS' if rss <= peak_rss_mb else 'FAIL'
+    post = ((record.get('single') or {}).get('post') or {}).get('p50_ms')
+    reference_post = ((reference or {}).get('single') or {}).get(
+        'post') or {}
+    if post is not None and reference_post.get('p50_ms'):
+        ratio = post / reference_post['p50_ms']
+        record.setdefault('ratios', {})['post_p50_vs_reference'] = round(
+            ratio, 2)
+        targets['post_p50_vs_reference'] = (
+            'PASS' if ratio <= TARGET_POST_P50_VS_REFERENCE else 'FAIL')
     single = record.get('single')
     raw_single = record.get('raw_single')
     if single and raw_single:
@@ -533,15 +581,27 @@ def table(results):
 
     row('nodes / free of the class', '', lambda r: '%d / %d' % (
         r['pool']['nodes'], r['pool']['free_of_that_class']))
-    row('sync-nodes initial (s)', '<= %g' % TARGET_SYNC_INITIAL_S,
+    sizes = sorted({record.get('nodes', 0)
+                    for record in results['backends'].values()})
+
+    def sync_target(index):
+        return ' / '.join('<= %g' % sync_targets(size)[index]
+                          for size in sizes)
+
+    row('sync-nodes initial (s)', sync_target(0),
         lambda r: _cell(r['sync']['initial']['seconds'],
                         verdict(r, 'sync_initial'), digits=2))
     row('  CPU s / peak RSS MB', '', lambda r: '%.1f / %.0f' % (
         r['sync']['initial']['cpu_s'], r['sync']['initial']['peak_rss_mb']))
+    if any(sync_targets(size)[2] for size in sizes):
+        row('  peak RSS MB at 10^6', '<= %g' % TARGET_SYNC_PEAK_RSS_MB_1M,
+            lambda r: _cell(r['sync']['initial']['peak_rss_mb'],
+                            verdict(r, 'sync_peak_rss'), digits=0)
+            if verdict(r, 'sync_peak_rss') else '')
     row('  load 1 min before -> after', '', lambda r: '%.2f -> %.2f' % (
         r['sync']['initial']['load']['before'][0],
         r['sync']['initial']['load']['after'][0]))
-    row('sync-nodes no change (s)', '<= %g' % TARGET_SYNC_NO_CHANGE_S,
+    row('sync-nodes no change (s)', sync_target(1),
         lambda r: _cell(r['sync']['no_change']['seconds'],
                         verdict(r, 'sync_no_change'), digits=2))
     row('  CPU s / peak RSS MB', '', lambda r: '%.1f / %.0f' % (
@@ -551,6 +611,12 @@ def table(results):
         r['single']['post']['p50_ms']))
     row('  x raw claim p50', '<= %g' % TARGET_POST_P50_X, lambda r: _cell(
         r['ratios']['single_p50'], verdict(r, 'single_p50'), digits=2))
+    if len(sizes) > 1:
+        row('  / at the reference size', '<= %g'
+            % TARGET_POST_P50_VS_REFERENCE,
+            lambda r: _cell(r['ratios']['post_p50_vs_reference'],
+                            verdict(r, 'post_p50_vs_reference'), digits=2)
+            if 'post_p50_vs_reference' in r.get('ratios', {}) else '')
     row('POST p99 (ms), 1 client', '', lambda r: _cell(
         r['single']['post']['p99_ms']))
     row('  x raw claim p50', '<= %g' % TARGET_POST_P99_X, lambda r: _cell(
@@ -668,31 +734,43 @@ def main(argv=None):
                     'concurrent_vs_floor': TARGET_FLOOR_RATIO,
                     'api_cpu_ms_per_reservation': TARGET_API_CPU_MS,
                     'sync_initial_s': TARGET_SYNC_INITIAL_S,
-                    'sync_no_change_s': TARGET_SYNC_NO_CHANGE_S},
+                    'sync_no_change_s': TARGET_SYNC_NO_CHANGE_S,
+                    'sync_initial_s_1m': TARGET_SYNC_INITIAL_S_1M,
+                    'sync_no_change_s_1m': TARGET_SYNC_NO_CHANGE_S_1M,
+                    'sync_peak_rss_mb_1m': TARGET_SYNC_PEAK_RSS_MB_1M,
+                    'post_p50_vs_reference': TARGET_POST_P50_VS_REFERENCE},
         'backends': {},
     }
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='reserveapi-bench-'))
     problems, notes = [], []
     try:
-        inventory = workdir / 'nodes.json'
-        log('Generating %d nodes (seed %d) in %s'
-            % (args.nodes, args.seed, inventory))
-        usage, _ = run_step(
-            'generate_inventory',
-            [sys.executable, str(GENERATOR), '--count', str(args.nodes),
-             '--seed', str(args.seed), '--output', str(inventory),
-             '--format', 'json'], args.step_timeout)
-        results['generate_s'] = usage['wall_s']
+        sizes = [size for size in (args.reference_nodes, args.nodes) if size]
+        inventories = {}
+        for size in sizes:
+            inventories[size] = workdir / ('nodes-%d.json' % size)
+            log('Generating %d nodes (seed %d) in %s'
+                % (size, args.seed, inventories[size]))
+            usage, _ = run_step(
+                'generate_inventory',
+                [sys.executable, str(GENERATOR), '--count', str(size),
+                 '--seed', str(args.seed), '--output',
+                 str(inventories[size]), '--format', 'json'],
+                args.step_timeout)
+            results.setdefault('generate_s', {})[str(size)] = usage['wall_s']
         for kind in args.backends:
-            record = results['backends'][kind] = {}
-            try:
-                bench_backend(kind, args, workdir, inventory, record)
-            except (StepFailed, RuntimeError, OSError, ValueError) as exc:
-                record['error'] = str(exc)
-                log('%s: FAILED: %s' % (kind, exc))
-            except Exception as exc:  # a driver error, say: report, go on
-                record['error'] = '%s: %s' % (type(exc).__name__, exc)
-                log('%s: FAILED: %s' % (kind, record['error']))
+            for size in sizes:
+                label = kind if len(sizes) == 1 else '%s@%d' % (kind, size)
+                record = results['backends'][label] = {}
+                try:
+                    bench_backend(kind, args, workdir, inventories[size],
+                                  record, size)
+                except (StepFailed, RuntimeError, OSError,
+                        ValueError) as exc:
+                    record['error'] = str(exc)
+                    log('%s: FAILED: %s' % (label, exc))
+                except Exception as exc:  # a driver error: report, go on
+                    record['error'] = '%s: %s' % (type(exc).__name__, exc)
+                    log('%s: FAILED: %s' % (label, record['error']))
     except KeyboardInterrupt:
         problems.append('interrupted')
         log('Interrupted; cleaning up.')
@@ -707,7 +785,11 @@ def main(argv=None):
 
     missed = []
     for kind, record in results['backends'].items():
-        targets, found, remarks = verdicts(kind, record)
+        reference = None
+        if args.reference_nodes and record.get('nodes') == args.nodes:
+            reference = results['backends'].get(
+                '%s@%d' % (record['kind'], args.reference_nodes))
+        targets, found, remarks = verdicts(kind, record, reference)
         record['targets'] = targets
         problems.extend(found)
         notes.extend(remarks)
@@ -731,10 +813,12 @@ def main(argv=None):
                                  default=str) + '\n')
 
     print()
-    print('reserveapi benchmark: %d nodes, spec %r, %d single-client '
+    print('reserveapi benchmark: %s nodes, spec %r, %d single-client '
           'requests, %d concurrent (%d threads, %d %s workers x %d '
           'threads, keep-alive %s); git %s'
-          % (args.nodes, args.spec, args.requests, args.concurrent_requests,
+          % (' and '.join(str(size) for size in (args.reference_nodes,
+                                                 args.nodes) if size),
+             args.spec, args.requests, args.concurrent_requests,
              args.threads, args.workers, args.worker_class,
              args.worker_threads, 'on' if args.keep_alive else 'off',
              results['environment']['git']))
