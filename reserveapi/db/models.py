@@ -103,11 +103,10 @@ class Node(TimestampMixin, Base):
 
 
 class NodeTrait(Base):
+    # Read by node (the primary key): matching tests traits in the
+    # node's row (traits_text), so no index by trait.
     __tablename__ = 'node_traits'
-    __table_args__ = (
-        sa.Index('node_traits_trait_idx', 'trait'),
-        TABLE_ARGS,
-    )
+    __table_args__ = (TABLE_ARGS,)
 
     node_id = sa.Column(sa.Integer,
                         sa.ForeignKey('nodes.id', ondelete='CASCADE'),
@@ -116,11 +115,9 @@ class NodeTrait(Base):
 
 
 class NodeCapability(Base):
+    # Read by node and key (the primary key), as NodeTrait.
     __tablename__ = 'node_capabilities'
-    __table_args__ = (
-        sa.Index('node_capabilities_key_value_idx', 'key', 'value'),
-        TABLE_ARGS,
-    )
+    __table_args__ = (TABLE_ARGS,)
 
     node_id = sa.Column(sa.Integer,
                         sa.ForeignKey('nodes.id', ondelete='CASCADE'),

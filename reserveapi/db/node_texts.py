@@ -28,10 +28,15 @@ different items equal. ``,`` opens and closes every item, so
 ``%,item,%`` matches exactly the rows that hold the item.
 """
 
+import functools
+
 EMPTY = ','
 
 
+@functools.lru_cache(maxsize=65536)
 def _hex(text):
+    """Cached: a cloud's nodes share a few trait names, capability keys
+    and values, and a sync of a million nodes encodes millions of them."""
     return text.encode('utf-8').hex()
 
 

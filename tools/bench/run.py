@@ -400,7 +400,7 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
         record['raw_sql'] = raw
         backend.clear_reservations()
 
-        log('  raw SQL floor, the API\'s reads: %d claims, %d threads'
+        log('  the API\'s SQL replayed: %d claims, %d threads'
             % (args.concurrent_requests, args.threads))
         _usage, captured = run_step(
             'capture the API\'s SQL',
@@ -506,7 +506,7 @@ def verdicts(label, record, reference=None):
                             'small, or too many lost races)'
                             % (kind, statuses['409']))
     for name, floor in (('raw SQL', raw),
-                        ("raw SQL with the API's reads",
+                        ("the API's SQL replayed",
                          record.get('raw_sql_api'))):
         if not floor:
             continue

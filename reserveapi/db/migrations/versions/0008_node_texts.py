@@ -21,6 +21,10 @@ instead of a sub-query per trait and capability, and returns them with
 the row. Existing nodes get theirs from the tables here; a node with
 none has ``,``.
 
+Nothing reads the two tables by trait or by capability value any more,
+only by node: their indexes by trait and by key and value go, and with
+them their cost on every sync that writes traits and capabilities.
+
 Revision ID: 0008_node_texts
 Revises: 0007_node_summary_counters
 Create Date: 2027-01-15
@@ -74,3 +78,6 @@ def upgrade():
         op.add_column('nodes', sa.Column(name, NodeText, nullable=False,
                                          server_default=','))
     _backfill(op.get_bind().dialect.name)
+    op.drop_index('node_traits_trait_idx', table_name='node_traits')
+    op.drop_index('node_capabilities_key_value_idx',
+                  table_name='node_capabilities')
