@@ -42,7 +42,7 @@ _FLAGS = ('maintenance', 'retired')
 _TEXTS = ('name', 'provision_state', 'power_state', 'conductor_group',
           'shard', 'owner', 'lessee')
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
-CHUNK = 5000
+CHUNK = 10000
 """Nodes per chunk a document gives its reader (see Document.chunks):
 the sync writes a chunk in a statement per table on PostgreSQL."""
 READ_SIZE = 1 << 20
