@@ -133,16 +133,19 @@ def _sync_file():
     try:
         document = file_source.Document(path)
     except OSError as exc:
-        # Unreadable is as unusable as malformed: say so, change nothing.
-        raise exception.Invalid(reason='cannot read the inventory: %s' % exc)
+        raise _unreadable(exc)
     state = db_inventory.get_inventory_sync(CONF.inventory.source)
     counts = None
     if state is not None and state.document_digest == document.digest:
         counts = node_sync.confirm_unchanged(state.nodes_digest)
     if counts is None:
-        counts, table_digest = node_sync.sync_nodes(
-            lambda: _prefetched((chunk, _fingerprints(chunk))
-                                for chunk in document.chunks()))
+        try:
+            counts, table_digest = node_sync.sync_nodes(
+                lambda: _prefetched((chunk, _fingerprints(chunk))
+                                    for chunk in document.chunks()))
+        except OSError as exc:
+            # Read as it is parsed: gone or unreadable since its digest.
+            raise _unreadable(exc)
     else:
         table_digest = state.nodes_digest
     db_inventory.record_inventory_sync(
@@ -152,6 +155,11 @@ def _sync_file():
     _log(counts, 'Inventory sync')
     notifications.inventory_synced(CONF.inventory.source, True, counts)
     return counts
+
+
+def _unreadable(error):
+    """Unreadable is as unusable as malformed: say so, change nothing."""
+    return exception.Invalid(reason='cannot read the inventory: %s' % error)
 
 
 def _sync_ironic(full, wait):

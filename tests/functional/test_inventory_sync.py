@@ -273,6 +273,28 @@ class TestInventorySync(base.APITestCase):
         self.assertIn('properties.cpus', err)
         self.assertEqual(before, self.nodes())
 
+    def test_a_document_gone_after_its_digest_changes_nothing(self):
+        """The document is read as it is parsed: one removed once its
+        digest is taken is as unreadable as a missing one."""
+        before = self.nodes()
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 'nodes.json')
+        with open(path, 'w') as stream:
+            json.dump({'nodes': [inventory.node('node-9')]}, stream)
+        self.config(file=path, group='inventory')
+        digested = file_source.Document.__init__
+
+        def digest_then_remove(document, path):
+            digested(document, path)
+            os.remove(path)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'reserveapi.inventory.file.Document.__init__',
+            digest_then_remove))
+        error = self.assertRaises(exception.Invalid, inventory_sync.sync)
+        self.assertIn('cannot read the inventory', str(error))
+        self.assertEqual(before, self.nodes())
+
     def test_sync_nodes_command_without_a_document(self):
         before = self.nodes()
         self.config(file=os.path.join(
