@@ -71,8 +71,11 @@ class Document:
 
     def __init__(self, path):
         self.path = path
+        digest = hashlib.sha256()
         with open(path, 'rb') as stream:
-            self.digest = _sha256(stream).hexdigest()
+            for _block in _blocks(stream, digest):
+                pass
+        self.digest = digest.hexdigest()
 
     def nodes(self):
         """The nodes it describes, normalized (see :func:`load`).
@@ -118,7 +121,7 @@ class Document:
             if extension == '.json':
                 yield from _JsonStream(stream, digest).nodes()
                 return
-            document = _parse(extension, _read_all(stream, digest))
+            document = _parse(extension, b''.join(_blocks(stream, digest)))
         except _NoNodes:
             raise _invalid(self.path, _NO_NODES)
         except ValueError as error:
@@ -137,20 +140,24 @@ class _NoNodes(ValueError):
     """Valid so far, but not a document of nodes."""
 
 
-def _sha256(stream):
-    digest = hashlib.sha256()
-    for block in iter(lambda: stream.read(READ_SIZE), b''):
+def _blocks(stream, digest):
+    """The rest of ``stream`` a block at a time, each fed to ``digest``;
+    a last empty block ends it."""
+    while True:
+        block = stream.read(READ_SIZE)
         digest.update(block)
-    return digest
+        if not block:
+            return
+        yield block
 
 
-def _read_all(stream, digest):
-    """The rest of ``stream``, fed to ``digest`` too."""
-    blocks = []
-    for block in iter(lambda: stream.read(READ_SIZE), b''):
-        digest.update(block)
-        blocks.append(block)
-    return b''.join(blocks)
+def _after(line, column, text):
+    """The line and column just after ``text``, which starts at
+    ``line`` and ``column``."""
+    newlines = text.count('\n')
+    if not newlines:
+        return line, column + len(text)
+    return line + newlines, len(text) - text.rfind('\n')
 
 
 _SPACE = re.compile(r'[ \t\n\r]*')
@@ -165,8 +172,7 @@ class _JsonStream:
     """
 
     def __init__(self, stream, digest):
-        self._stream = stream
-        self._digest = digest
+        self._blocks = _blocks(stream, digest)
         self._utf8 = codecs.getincrementaldecoder('utf-8')()
         self._text = ''
         self._at = 0
@@ -220,14 +226,10 @@ class _JsonStream:
         """Append the next block; False at the end of the stream."""
         if self._ended:
             return False
-        block = self._stream.read(READ_SIZE)
-        self._digest.update(block)
+        block = next(self._blocks, b'')
         self._ended = not block
-        done = self._text[:self._at]
-        newlines = done.count('\n')
-        self._line += newlines
-        self._column = (len(done) - done.rfind('\n') if newlines
-                        else self._column + len(done))
+        self._line, self._column = _after(self._line, self._column,
+                                          self._text[:self._at])
         self._offset += self._at
         self._text = self._text[self._at:] + self._utf8.decode(
             block, final=self._ended)
@@ -264,11 +266,7 @@ class _JsonStream:
 
     def _fail(self, message, at=None):
         at = self._at if at is None else at
-        before = self._text[:at]
-        newlines = before.count('\n')
-        line = self._line + newlines
-        column = (at - before.rfind('\n') if newlines
-                  else self._column + at)
+        line, column = _after(self._line, self._column, self._text[:at])
         raise ValueError('%s: line %d column %d (char %d)' % (
             message, line, column, self._offset + at))
 
