@@ -406,15 +406,15 @@ def _clear_stale(session, read_at, node_ids=None):
 
 def _remove(session, removed, flagged, now):
     for chunk in base.chunks(removed):
-        # Their traits first: the summary's triggers count a statement's
-        # traits out at once, a deleted node's own ones one node at a
-        # time (migration 0007). The nodes locked before, as for every
-        # write of traits: a claim of one of them meanwhile would count
-        # its traits out a second time.
+        # Their traits and capabilities first: no foreign key removes
+        # them (migration 0009), and the summary's triggers count a
+        # statement's traits out at once, a deleted node's own ones one
+        # node at a time (migration 0007). The nodes locked before, as for
+        # every write of traits: a claim of one of them meanwhile would
+        # count its traits out a second time.
         session.execute(sa.select(models.Node.id).where(
             models.Node.id.in_(chunk)).with_for_update())
-        session.execute(sa.delete(models.NodeTrait).where(
-            models.NodeTrait.node_id.in_(chunk)))
+        _delete_children(session, chunk)
         session.execute(sa.delete(models.Node).where(
             models.Node.id.in_(chunk)))
     for chunk in base.chunks(flagged):
@@ -422,13 +422,16 @@ def _remove(session, removed, flagged, now):
             models.Node.id.in_(chunk)).values(vanished=True, updated_at=now))
 
 
+def _delete_children(session, node_ids):
+    """Delete the traits and capabilities of ``node_ids`` (one chunk)."""
+    for child in (models.NodeTrait, models.NodeCapability):
+        session.execute(sa.delete(child).where(child.node_id.in_(node_ids)))
+
+
 def _replace_children(session, stale_ids, nodes):
     """Rewrite traits and capabilities of ``(node_id, node)`` pairs."""
     for chunk in base.chunks(stale_ids):
-        session.execute(sa.delete(models.NodeTrait).where(
-            models.NodeTrait.node_id.in_(chunk)))
-        session.execute(sa.delete(models.NodeCapability).where(
-            models.NodeCapability.node_id.in_(chunk)))
+        _delete_children(session, chunk)
     # Core inserts of the tables: the ORM's bulk insert sends most of
     # these rows a statement each on PostgreSQL.
     traits = [{'node_id': node_id, 'trait': trait}

@@ -22,10 +22,12 @@ import uuid
 
 import fixtures
 from oslo_utils import timeutils
+import sqlalchemy as sa
 import testtools
 
 from reserveapi.common import exception
 from reserveapi.db import base as db_base
+from reserveapi.db import models
 from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
@@ -167,6 +169,25 @@ class TestInventorySync(base.APITestCase):
         self.assertEqual(counts(removed=1, unchanged=1),
                          inventory.sync(self, [self.first[2]]))
         self.assertEqual(['node-3'], sorted(self.nodes()))
+
+    def test_a_removed_node_leaves_no_traits_or_capabilities(self):
+        # No foreign key removes them (migration 0009): the sync does.
+        def owners():
+            with db_base.reader() as session:
+                return {child.__tablename__: set(session.scalars(
+                    sa.select(child.node_id).distinct()))
+                    for child in (models.NodeTrait, models.NodeCapability)}
+
+        removed = {db_nodes.get_node(name).id for name in ('node-1',
+                                                           'node-2')}
+        before = owners()
+        self.assertTrue(removed & before['node_traits'])
+        self.assertEqual(removed, removed & before['node_capabilities'])
+        self.assertEqual(counts(removed=2, unchanged=1),
+                         inventory.sync(self, [self.first[2]]))
+        kept = {db_nodes.get_node('node-3').id}
+        self.assertEqual({'node_traits': kept & before['node_traits'],
+                          'node_capabilities': kept}, owners())
 
     def test_vanished_node_comes_back(self):
         reservation = self.reserve('node-1')

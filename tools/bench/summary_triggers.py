@@ -21,7 +21,8 @@ each timed as one transaction:
   trait for two nodes in three;
 * ``update``, ``update back``: one UPDATE flipping ``reserved`` on
   every node, then another flipping it back;
-* ``delete``: one DELETE of every node (their traits by the cascade);
+* ``delete``: one DELETE of every node's traits, then one of every
+  node, in one transaction, as the sync removes nodes;
 * ``counted``: not a time, the free nodes the counters then count
   before the delete (0 without the triggers);
 * ``sync add``, ``sync change``, ``sync remove``: node_sync.sync_nodes,
@@ -193,7 +194,8 @@ def run_one(kind, triggers, count, sync, claims):
             results['counted'] = int(connection.exec_driver_sql(
                 'SELECT COALESCE(SUM(available), 0) FROM capacity_counters'
             ).scalar())
-        _timed(results, 'delete', lambda: _sql(engine, 'DELETE FROM nodes'))
+        _timed(results, 'delete', lambda: _sql(
+            engine, 'DELETE FROM node_traits', 'DELETE FROM nodes'))
         if sync:
             for name, change in (('sync add', 0), ('sync change', 1)):
                 inventory = [_inventory(count, change)]

@@ -110,6 +110,56 @@ class TestNodeTextsBackfill(_EmptyDatabaseTestCase):
                 sorted(capabilities.split(',')))
 
 
+class TestChildrenWithoutForeignKeys(_EmptyDatabaseTestCase):
+    """0009 drops the children's keys and keeps every trigger and row."""
+
+    scenarios = BACKENDS
+
+    def triggers(self):
+        if self.engine.dialect.name == 'sqlite':
+            query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        else:
+            # This test's database only: others run beside it.
+            schema = {'mysql': 'DATABASE()'}.get(self.engine.dialect.name,
+                                                 'current_schema()')
+            query = ('SELECT trigger_name FROM '  # noqa: S608
+                     'information_schema.triggers WHERE trigger_schema = '
+                     + schema)
+        with self.engine.connect() as connection:
+            return sorted(connection.execute(sa.text(query)).scalars())
+
+    def test_keys_go_triggers_and_rows_stay(self):
+        migration.upgrade('0008_node_texts', engine=self.engine)
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                "INSERT INTO nodes (id, uuid, memory_mb, cpus, local_gb, "
+                "maintenance, retired, vanished, schedulable, reserved, "
+                "created_at) VALUES (1, '00000001-0000-0000-0000-"
+                "000000000001', 0, 0, 0, false, false, false, false, false, "
+                "'2026-01-01 00:00:00')"))
+            connection.execute(sa.text(
+                "INSERT INTO node_traits VALUES (1, 'CUSTOM_RAID')"))
+            connection.execute(sa.text(
+                "INSERT INTO node_capabilities VALUES (1, 'boot_mode', "
+                "'uefi')"))
+        triggers = self.triggers()
+        self.assertIn('node_trait_summary_insert', triggers)
+        inspector = sa.inspect(self.engine)
+        self.assertTrue(inspector.get_foreign_keys('node_traits'))
+        migration.upgrade(engine=self.engine)
+        inspector = sa.inspect(self.engine)
+        for table in ('node_traits', 'node_capabilities'):
+            self.assertEqual([], inspector.get_foreign_keys(table))
+        self.assertEqual(triggers, self.triggers())
+        with self.engine.connect() as connection:
+            self.assertEqual(
+                [(1, 'CUSTOM_RAID', 'boot_mode', 'uefi')],
+                connection.execute(sa.text(
+                    'SELECT t.node_id, t.trait, c.key, c.value '
+                    'FROM node_traits t JOIN node_capabilities c '
+                    'ON c.node_id = t.node_id')).all())
+
+
 class TestModelsSync(test_migrations.ModelsMigrationsSync,
                      _EmptyDatabaseTestCase):
     scenarios = BACKENDS
