@@ -46,13 +46,25 @@ def _unhex(item):
 
 def traits_text(names):
     """``names`` (an iterable of trait names) as the row's text."""
-    return EMPTY + ''.join(_hex(name) + ',' for name in sorted(names))
+    return _traits_text(tuple(sorted(names)))
 
 
 def capabilities_text(capabilities):
     """A ``{key: value}`` dict as the row's text."""
+    return _capabilities_text(tuple(sorted(capabilities.items())))
+
+
+# Cached whole, as _hex: nodes of one hardware model share their traits
+# and capabilities, and a sync builds a text for every node it writes.
+@functools.lru_cache(maxsize=4096)
+def _traits_text(names):
+    return EMPTY + ''.join(_hex(name) + ',' for name in names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _capabilities_text(items):
     return EMPTY + ''.join('%s:%s,' % (_hex(key), _hex(value))
-                           for key, value in sorted(capabilities.items()))
+                           for key, value in items)
 
 
 def trait_pattern(name):
