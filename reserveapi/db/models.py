@@ -109,8 +109,8 @@ class NodeTrait(Base):
     # node's row (traits_text), so no index by trait. No foreign key to
     # nodes, as Placement's inventories and allocations have none: the
     # sync writes a node's rows only with the node, in bulk, where a key
-    # checks every row inserted, one lookup each, at half the cost of
-    # the insert (migration 0009); removing a node removes them first.
+    # checks every row inserted, one lookup each, as costly as the insert
+    # itself (migration 0009); removing a node removes them first.
     __tablename__ = 'node_traits'
     __table_args__ = (TABLE_ARGS,)
 

@@ -31,6 +31,17 @@ BACKENDS = [
 ]
 
 
+def _insert_node(connection, node_id):
+    """A bare node row, by SQL: the models describe the head's schema."""
+    connection.execute(sa.text(
+        "INSERT INTO nodes (id, uuid, memory_mb, cpus, local_gb, "
+        "maintenance, retired, vanished, schedulable, reserved, "
+        "created_at) VALUES (:id, :uuid, 0, 0, 0, false, false, "
+        "false, false, false, '2026-01-01 00:00:00')"),
+        {'id': node_id, 'uuid': '%08d-0000-0000-0000-%012d' % (
+            node_id, node_id)})
+
+
 class _EmptyDatabaseTestCase(test_fixtures.OpportunisticDBTestMixin,
                              base.TestCase):
     """A fresh, empty database: the migrations, not the test, build it."""
@@ -71,13 +82,7 @@ class TestNodeTextsBackfill(_EmptyDatabaseTestCase):
         migration.upgrade('0007_node_summary_counters', engine=self.engine)
         with self.engine.begin() as connection:
             for node_id in self.TRAITS:
-                connection.execute(sa.text(
-                    "INSERT INTO nodes (id, uuid, memory_mb, cpus, local_gb, "
-                    "maintenance, retired, vanished, schedulable, reserved, "
-                    "created_at) VALUES (:id, :uuid, 0, 0, 0, false, false, "
-                    "false, false, false, '2026-01-01 00:00:00')"),
-                    {'id': node_id, 'uuid': '%08d-0000-0000-0000-%012d' % (
-                        node_id, node_id)})
+                _insert_node(connection, node_id)
                 for trait in self.TRAITS[node_id]:
                     connection.execute(sa.text(
                         'INSERT INTO node_traits (node_id, trait) '
@@ -131,12 +136,7 @@ class TestChildrenWithoutForeignKeys(_EmptyDatabaseTestCase):
     def test_keys_go_triggers_and_rows_stay(self):
         migration.upgrade('0008_node_texts', engine=self.engine)
         with self.engine.begin() as connection:
-            connection.execute(sa.text(
-                "INSERT INTO nodes (id, uuid, memory_mb, cpus, local_gb, "
-                "maintenance, retired, vanished, schedulable, reserved, "
-                "created_at) VALUES (1, '00000001-0000-0000-0000-"
-                "000000000001', 0, 0, 0, false, false, false, false, false, "
-                "'2026-01-01 00:00:00')"))
+            _insert_node(connection, 1)
             connection.execute(sa.text(
                 "INSERT INTO node_traits VALUES (1, 'CUSTOM_RAID')"))
             connection.execute(sa.text(

@@ -40,29 +40,25 @@ branch_labels = None
 depends_on = None
 
 
-def _columns(table):
-    """Each table's columns as they are, but for the key (SQLite)."""
-    node_id = sa.Column('node_id', sa.Integer, primary_key=True)
-    if table == 'node_traits':
-        return [node_id, sa.Column('trait', sa.String(255),
-                                   primary_key=True)]
-    return [node_id, sa.Column('key', sa.String(255), primary_key=True),
-            sa.Column('value', sa.String(255), nullable=False)]
+# SQLite's keys have no name: batch mode names them by this convention
+# to drop them.
+_NAMING = {'fk': 'fk_%(table_name)s_%(column_0_name)s'}
 
 
-def _rebuild_without_keys(table):
-    bind = op.get_bind()
-    triggers = bind.execute(sa.text(
+def _rebuild_without_key(table):
+    """SQLite: the table rebuilt without its key, its triggers kept."""
+    triggers = op.get_bind().execute(sa.text(
         "SELECT sql FROM sqlite_master WHERE type = 'trigger' "
         "AND tbl_name = :table"), {'table': table}).scalars().all()
     # The triggers on nodes name the table, gone while it is rebuilt: the
     # legacy rename does not check them (nothing names the copy).
     op.execute('PRAGMA legacy_alter_table = ON')
-    with op.batch_alter_table(
-            table, recreate='always',
-            copy_from=sa.Table(table, sa.MetaData(), *_columns(table))):
-        pass
-    op.execute('PRAGMA legacy_alter_table = OFF')
+    try:
+        with op.batch_alter_table(table, naming_convention=_NAMING) as batch:
+            batch.drop_constraint('fk_%s_node_id' % table,
+                                  type_='foreignkey')
+    finally:
+        op.execute('PRAGMA legacy_alter_table = OFF')
     for statement in triggers:
         op.execute(statement)
 
@@ -71,7 +67,7 @@ def upgrade():
     bind = op.get_bind()
     for table in ('node_traits', 'node_capabilities'):
         if bind.dialect.name == 'sqlite':
-            _rebuild_without_keys(table)
-            continue
-        for key in sa.inspect(bind).get_foreign_keys(table):
-            op.drop_constraint(key['name'], table, type_='foreignkey')
+            _rebuild_without_key(table)
+        else:
+            for key in sa.inspect(bind).get_foreign_keys(table):
+                op.drop_constraint(key['name'], table, type_='foreignkey')
