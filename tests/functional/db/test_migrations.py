@@ -160,6 +160,37 @@ class TestChildrenWithoutForeignKeys(_EmptyDatabaseTestCase):
                     'ON c.node_id = t.node_id')).all())
 
 
+class TestTraitTriggersByIndex(_EmptyDatabaseTestCase):
+    """0010 has PostgreSQL join a statement's traits with their nodes by
+    the key, and the counters stay what the traits make them."""
+
+    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+
+    def test_trait_triggers_join_by_the_key(self):
+        migration.upgrade(engine=self.engine)
+        with self.engine.begin() as connection:
+            settings = dict(connection.execute(sa.text(
+                "SELECT proname, proconfig FROM pg_proc "
+                "WHERE proname LIKE 'node_trait_summary_%'")).all())
+            for node_id in (1, 2):
+                _insert_node(connection, node_id)
+            connection.execute(sa.text(
+                'UPDATE nodes SET schedulable = true WHERE id = 1'))
+            connection.execute(sa.text(
+                "INSERT INTO node_traits VALUES (1, 'CUSTOM_RAID'), "
+                "(2, 'CUSTOM_RAID'), (1, 'CUSTOM_NVME')"))
+            counts = connection.execute(sa.text(
+                'SELECT trait, SUM(node_count) FROM free_trait_counters '
+                'GROUP BY trait ORDER BY trait')).all()
+        expected = ['enable_hashjoin=off', 'enable_mergejoin=off',
+                    'enable_seqscan=off']
+        self.assertEqual({'node_trait_summary_%s' % event: expected
+                          for event in ('insert', 'update', 'delete')},
+                         {name: sorted(config)
+                          for name, config in settings.items()})
+        self.assertEqual([('CUSTOM_NVME', 1), ('CUSTOM_RAID', 1)], counts)
+
+
 class TestModelsSync(test_migrations.ModelsMigrationsSync,
                      _EmptyDatabaseTestCase):
     scenarios = BACKENDS
