@@ -39,6 +39,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi import notifications
+from reserveapi.common import collector
 from reserveapi.common import exception
 from reserveapi.common import lease
 import reserveapi.conf
@@ -105,9 +106,10 @@ def sync(full=True, wait=True):
         IronicUnavailable when Ironic cannot be read (noted, logged once
         per outage, nothing removed); SyncInProgress.
     """
-    if CONF.inventory.source == ironic.NAME:
-        return _sync_ironic(full, wait)
-    return _sync_file()
+    with collector.fewer_collections():
+        if CONF.inventory.source == ironic.NAME:
+            return _sync_ironic(full, wait)
+        return _sync_file()
 
 
 def sync_changes():
