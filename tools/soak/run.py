@@ -574,10 +574,12 @@ class IronicBackendRun(BackendRun):
         self.worker.stop()
         # Claims whose PATCH may still have been on its way wait
         # claims.UNCERTAIN_DELAY before they are cleared, and a clear
-        # leased to a process that was killed waits for its lease.
+        # leased to a process that was killed waits for its lease; so
+        # does the sync the daemon may have been stopped in (a pass
+        # leaves a sync leased to another process alone).
         deadline = time.monotonic() + (claims.UNCERTAIN_DELAY
                                        + lease.SECONDS + 5)
-        while time.monotonic() < deadline and self._releases_waiting():
+        while time.monotonic() < deadline and self._work_waiting():
             time.sleep(1)
         started = time.monotonic()
         self.passes = [soakservices.run_tool(
@@ -590,14 +592,17 @@ class IronicBackendRun(BackendRun):
         self.claim_monitor.stop.set()
         self.claim_monitor.join(60)
 
-    def _releases_waiting(self):
-        """Claims to clear that no worker pass may take yet."""
+    def _work_waiting(self):
+        """Claims to clear, or a sync, that no worker pass may take
+        yet."""
         now = timeutils.utcnow()
         with self.engine.connect() as connection:
             return connection.execute(sa.text(
                 'SELECT COUNT(*) FROM ironic_releases '
                 'WHERE next_attempt_at > :now OR claimed_until > :now'),
-                {'now': now}).scalar()
+                {'now': now}).scalar() or connection.execute(sa.text(
+                    'SELECT COUNT(*) FROM inventory_syncs '
+                    'WHERE claimed_until > :now'), {'now': now}).scalar()
 
     def _live_reservations(self):
         with self.engine.connect() as connection:
