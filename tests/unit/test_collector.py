@@ -67,4 +67,3 @@ class TestFewerCollections(base.TestCase):
         inventory_sync.sync()
         self.assertEqual([collector.BULK_THRESHOLD], seen)
         self.assertEqual(700, gc.get_threshold()[0])
-

@@ -598,11 +598,10 @@ class IronicBackendRun(BackendRun):
         now = timeutils.utcnow()
         with self.engine.connect() as connection:
             return connection.execute(sa.text(
-                'SELECT COUNT(*) FROM ironic_releases '
-                'WHERE next_attempt_at > :now OR claimed_until > :now'),
-                {'now': now}).scalar() or connection.execute(sa.text(
-                    'SELECT COUNT(*) FROM inventory_syncs '
-                    'WHERE claimed_until > :now'), {'now': now}).scalar()
+                'SELECT (SELECT COUNT(*) FROM ironic_releases '
+                'WHERE next_attempt_at > :now OR claimed_until > :now) + '
+                '(SELECT COUNT(*) FROM inventory_syncs '
+                'WHERE claimed_until > :now)'), {'now': now}).scalar()
 
     def _live_reservations(self):
         with self.engine.connect() as connection:
