@@ -218,8 +218,8 @@ def _still_claimed(existing, request_spec):
     if source is None or existing.state != states.RESERVED:
         return True
     try:
-        claims.claim(source, existing.node_uuid, existing.instance_uuid,
-                     ironic.instance_info(request_spec))
+        return claims.claim_again(source, existing,
+                                  ironic.instance_info(request_spec))
     except exception.NodeTaken as error:
         _refused(source, existing, error)
         return False
@@ -229,7 +229,6 @@ def _still_claimed(existing, request_spec):
     except exception.IronicUnavailable as error:
         inventory_sync.note_outage(error)
         raise
-    return claims.kept(source, existing)
 
 
 def _existing_for(instance_uuid, host):

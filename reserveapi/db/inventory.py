@@ -239,6 +239,44 @@ def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
 
 
 @base.retry_on_busy
+def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
+                       delay, now=None):
+    """Before the pair is claimed again for a reservation other processes
+    may end meanwhile: a release row leased to ``holder`` for
+    ``lease_seconds``, due ``delay`` seconds from now, which stands for
+    the claim should ``holder`` die before it knows whether the
+    reservation still stands. The row's generation, or None (nothing
+    written) when another process holds its lease, clearing that claim
+    or claiming it.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    table = models.IronicRelease
+    pair = _release_pair(node_uuid, instance_uuid)
+    leased = {'claimed_by': holder, 'claimed_until': now
+              + datetime.timedelta(seconds=lease_seconds),
+              'next_attempt_at': now + datetime.timedelta(seconds=delay)}
+    with base.writer() as session:
+        if session.execute(sa.update(table).where(
+                *pair, _lease_free(now, holder)).values(
+                updated_at=now, **leased)).rowcount:
+            generation = session.scalar(
+                sa.select(table.generation).where(*pair))
+        elif session.scalar(sa.select(table.id).where(*pair)) is not None:
+            return None
+        else:
+            session.execute(sa.insert(table).values(
+                node_uuid=node_uuid, instance_uuid=instance_uuid,
+                attempts=0, created_at=now, generation=0, **leased))
+            generation = 0
+        # As for every release row: the node is not offered while it
+        # stands (it is reserved anyway).
+        nodes.mark_stale_by_uuid(session, node_uuid, now)
+        return generation
+
+
+@base.retry_on_busy
 def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
                          now=None):
     """Extend ``holder``'s lease; False if it no longer holds it.

@@ -29,7 +29,16 @@ rules make that safe:
 
 Between the read and the PATCH nobody else can claim the node, since our
 instance is on it: a clear that saw our instance removes only ours.
+
+A claim made again for a reservation others know (a retried request, a
+worker's repair) may land after that reservation ended and its clear
+ran. Such a claim is made under a release row of its own, leased to the
+claiming process until it knows the reservation still stands
+(``claim_again``): no clear runs while it is on its way, and a process
+that dies in between leaves the row for a worker.
 """
+
+import datetime
 
 from oslo_log import log
 from oslo_utils import timeutils
@@ -91,6 +100,66 @@ def claim(source, node_uuid, instance_uuid, info):
             node=found[0] if found else 'unknown')
 
 
+def claim_again(source, reservation, info):
+    """Claim again the node of ``reservation``, which other requests
+    know and may end meanwhile (a retried request, a worker's repair);
+    whether the reservation still stands, as ``kept`` says.
+
+    Until ``kept`` has answered, a release row leased to this process
+    stands for the claim: should the reservation end meanwhile and this
+    process die between the PATCH and that answer, a worker clears the
+    claim once the lease lapses (one a live reservation holds, it leaves
+    alone). A clear under way meanwhile waits for the row's lease, so it
+    cannot read Ironic before the claim lands and miss it.
+
+    :raises: as ``claim``; ClaimBeingCleared also when another process
+        is clearing (or claiming) this very claim: nothing was sent.
+    """
+    node_uuid = reservation.node_uuid
+    instance_uuid = reservation.instance_uuid
+    holder = lease.holder()
+    generation = db_inventory.guard_ironic_claim(
+        node_uuid, instance_uuid, holder, lease.SECONDS, UNCERTAIN_DELAY)
+    if generation is None:
+        raise exception.ClaimBeingCleared(instance_uuid=instance_uuid,
+                                          node=node_uuid)
+    try:
+        with _leased(node_uuid, instance_uuid, holder, 'ironic-claim'):
+            claim(source, node_uuid, instance_uuid, info)
+    except exception.IronicUnavailable as error:
+        if not error.delivered:
+            db_inventory.finish_ironic_release(node_uuid, instance_uuid,
+                                               holder, generation)
+        else:  # it may land still: cleared once it must have, if need be
+            db_inventory.postpone_ironic_release(
+                node_uuid, instance_uuid, holder, error.detail,
+                timeutils.utcnow() + datetime.timedelta(
+                    seconds=UNCERTAIN_DELAY))
+        raise
+    except (exception.NodeTaken, exception.InstanceDeployed,
+            exception.ClaimBeingCleared) as error:
+        if not getattr(error, 'ours', False):
+            # Nothing of ours landed on this node. (A claim of ours
+            # Ironic answered as unusable keeps the row leased: the
+            # caller ends the reservation and clears it.)
+            db_inventory.finish_ironic_release(node_uuid, instance_uuid,
+                                               holder, generation)
+        raise
+    if not kept(source, reservation):
+        return False  # kept() asked for the claim to be cleared again
+    db_inventory.finish_ironic_release(node_uuid, instance_uuid, holder,
+                                       generation)
+    return True
+
+
+def _leased(node_uuid, instance_uuid, holder, name):
+    """A heartbeat keeping ``holder``'s lease on the pair's release row
+    while Ironic is asked."""
+    return lease.Heartbeat(
+        lambda: db_inventory.renew_ironic_release(
+            node_uuid, instance_uuid, holder, lease.SECONDS), name=name)
+
+
 def kept(source, reservation):
     """After claiming the node of ``reservation`` (as read before the
     claim): whether it is still live. If it ended meanwhile (released,
@@ -147,10 +216,7 @@ def clear(source, node_uuid, instance_uuid):
         # claim a live reservation stands on.
         outcome = 'held by a live reservation, left alone'
     else:
-        keeper = lease.Heartbeat(
-            lambda: db_inventory.renew_ironic_release(
-                node_uuid, instance_uuid, holder, lease.SECONDS),
-            name='ironic-release')
+        keeper = _leased(node_uuid, instance_uuid, holder, 'ironic-release')
         try:
             with keeper:
                 outcome, page = source.release(node_uuid, instance_uuid,

@@ -102,8 +102,12 @@ def _repair(source, reservation, node):
     if (node is not None and node['instance_uuid'] is None
             and CONF.ironic.claim_nodes):
         try:
-            claims.claim(source, reservation.node_uuid,
-                         reservation.instance_uuid, {})
+            if claims.claim_again(source, reservation, {}):
+                LOG.warning('Reservation %s: node %s had lost its claim '
+                            'for instance %s in Ironic; claimed it again.',
+                            reservation.uuid, reservation.node_uuid,
+                            reservation.instance_uuid)
+            return
         except exception.ClaimBeingCleared as error:
             # Another process is on this instance right now (its host's
             # own request, most likely): look again at the next pass.
@@ -112,13 +116,6 @@ def _repair(source, reservation, node):
         except (exception.NodeTaken, exception.InstanceDeployed) as error:
             reason = 'Ironic refused to claim it again: %s' % error
             claimed = getattr(error, 'ours', False)
-        else:
-            if claims.kept(source, reservation):
-                LOG.warning('Reservation %s: node %s had lost its claim '
-                            'for instance %s in Ironic; claimed it again.',
-                            reservation.uuid, reservation.node_uuid,
-                            reservation.instance_uuid)
-            return
     else:
         reason, claimed = 'Ironic %s' % _what_ironic_says(node), False
     try:

@@ -51,6 +51,11 @@ EXPECTED_INSTANCE_INFO = {
 """What Nova's patcher writes for the example request spec."""
 
 
+class ProcessDied(BaseException):
+    """A process killed at that point: nothing after it runs, not even
+    an ``except Exception``."""
+
+
 class InventoryTestCase(base.IronicAPITestCase):
 
     def get_nodes(self, query=''):
@@ -520,6 +525,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         self.assertEqual(reservation['uuid'], again['uuid'])
         self.assertEqual(instance, self.node_instance(first))
+        self.assertEqual(0, db_inventory.count_ironic_releases())
 
         # Another tool took the node before the retry: the retry gets
         # another node, claimed, and the tool's claim stays.
@@ -617,6 +623,88 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         self.assertIsNone(self.node_instance(node))
         self.assertEqual([], self.live_reservations())
         self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_a_retried_claim_never_outlives_a_process_that_died(self):
+        self.check_a_late_claim_is_cleared(self.retry_in_a_dying_api)
+
+    def test_a_repair_never_outlives_a_process_that_died(self):
+        self.check_a_late_claim_is_cleared(self.repair_in_a_dying_worker)
+
+    def test_a_retried_claim_of_a_live_reservation_is_kept(self):
+        self.check_a_live_claim_is_kept(self.retry_in_a_dying_api)
+
+    def test_a_repaired_claim_of_a_live_reservation_is_kept(self):
+        self.check_a_live_claim_is_kept(self.repair_in_a_dying_worker)
+
+    def check_a_late_claim_is_cleared(self, attempt):
+        """The host releases (another process) while ``attempt`` claims
+        the node again; that claim lands after the release's clear, and
+        its process dies before it learns that the reservation ended. A
+        worker clears it."""
+        node, = self.seed(1)
+        self.sync_nodes()
+        reservation = self.reserve_without_claim(None, node)
+        claim = claims.claim
+
+        def released_meanwhile_then_dies(*args):
+            releaser = threading.Thread(target=self.release,
+                                        args=(reservation,))
+            releaser.start()
+            releaser.join(30)
+            claim(*args)
+            raise ProcessDied()
+
+        with fixtures.MockPatchObject(
+                claims, 'claim', side_effect=released_meanwhile_then_dies):
+            self.assertRaises(ProcessDied, attempt, reservation)
+
+        self.assertEqual(reservation['instance_uuid'],
+                         self.node_instance(node))
+        self.assertEqual([], self.live_reservations())
+        self.clear_once_lapsed()
+        self.assertIsNone(self.node_instance(node))
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
+
+    def check_a_live_claim_is_kept(self, attempt):
+        """The same death, the reservation still standing: the worker
+        leaves its claim alone."""
+        node, = self.seed(1)
+        self.sync_nodes()
+        reservation = self.reserve_without_claim(None, node)
+        claim = claims.claim
+
+        def dies_after_claiming(*args):
+            claim(*args)
+            raise ProcessDied()
+
+        with fixtures.MockPatchObject(claims, 'claim',
+                                      side_effect=dies_after_claiming):
+            self.assertRaises(ProcessDied, attempt, reservation)
+
+        self.clear_once_lapsed()
+        self.assertEqual(reservation['instance_uuid'],
+                         self.node_instance(node))
+        self.assertEqual([reservation['uuid']],
+                         [r['uuid'] for r in self.live_reservations()])
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def retry_in_a_dying_api(self, reservation):
+        self.reserve(reservation['instance_uuid'])
+
+    def repair_in_a_dying_worker(self, reservation):
+        inventory_sync.sync(full=True)
+        ironic_reconcile.reconcile()
+
+    def clear_once_lapsed(self):
+        """A worker's pass once the dead process's lease lapsed and any
+        claim still on its way must have landed."""
+        later = timeutils.utcnow() + datetime.timedelta(
+            seconds=claims.UNCERTAIN_DELAY + lease.SECONDS + 1)
+        with fixtures.MockPatchObject(timeutils, 'utcnow',
+                                      return_value=later):
+            self.assertEqual(1, claims.clear_due(
+                inventory_sync.ironic_source()))
 
     def test_the_repair_never_ends_a_reservation_its_node_carries(self):
         node, = self.seed(1)

@@ -319,6 +319,58 @@ class TestIronicReleases(DBStateTestCase):
             *pair, 'w2', generation))
         self.assertEqual(0, db_inventory.count_ironic_releases())
 
+    def test_a_claim_made_again_is_guarded_by_a_row_of_its_own(self):
+        upsert([node('n1')])
+        reservation = self.reserve('n1')
+        pair = reservation.node_uuid, reservation.instance_uuid
+
+        self.assertEqual(0, db_inventory.guard_ironic_claim(
+            *pair, 'api1', 60, delay=20))
+
+        # Leased to the claiming process, the node not offered, and due
+        # only once the claim must have landed should that process die.
+        self.assertTrue(self.stale('n1'))
+        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'w1', 60))
+        self.assertIsNone(db_inventory.guard_ironic_claim(
+            *pair, 'w1', 60, delay=20))
+        self.assertEqual([], db_inventory.due_ironic_releases(
+            10, now=timeutils.utcnow() + datetime.timedelta(seconds=19)))
+        self.assertEqual(1, len(db_inventory.due_ironic_releases(
+            10, now=timeutils.utcnow() + self.LATER)))
+        # The reservation still stands: the claim's row goes.
+        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'api1', 0))
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_a_claim_made_again_waits_for_a_clear_under_way(self):
+        pair = self.released(request=db_inventory.ClearRequest(
+            holder='api1', lease_seconds=60))
+
+        self.assertIsNone(db_inventory.guard_ironic_claim(
+            *pair, 'w1', 60, delay=20))
+
+        # Nothing written: the clear finishes as it would have.
+        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'api1', 0))
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+
+    def test_a_release_while_claiming_again_outlives_the_claim(self):
+        upsert([node('n1')])
+        reservation = self.reserve('n1')
+        pair = reservation.node_uuid, reservation.instance_uuid
+        generation = db_inventory.guard_ironic_claim(*pair, 'api1', 60,
+                                                     delay=20)
+
+        db_reservations.delete_reservation(
+            reservation, stale=True, clear_in_ironic=db_inventory.ClearRequest(
+                holder='api2', lease_seconds=60))
+
+        # The release's process cannot clear while the claim is on its
+        # way, and the claim's finish leaves the release due at once.
+        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'api2', 60))
+        self.assertFalse(db_inventory.finish_ironic_release(
+            *pair, 'api1', generation))
+        due, = db_inventory.due_ironic_releases(10)
+        self.assertEqual(pair, (due.node_uuid, due.instance_uuid))
+
     def test_expiry_asks_clears_and_stales_nodes(self):
         upsert([node('n1'), node('n2')])
         old = self.reserve('n1')
