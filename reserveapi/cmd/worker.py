@@ -18,7 +18,11 @@ and for tests.
 """
 
 import functools
+import logging
+import os
+import signal
 import sys
+import threading
 
 from futurist import periodics
 from oslo_config import cfg
@@ -102,15 +106,59 @@ def _traced(name, job):
     return run
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def run_forever(enabled):
-    """Run the jobs at their intervals until stopped (futurist logs and
-    survives a failing run; the job runs again at its next interval).
+    """Run the jobs at their intervals (futurist logs and survives a
+    failing run; the job runs again at its next interval) until SIGTERM
+    or SIGINT.
+
+    A stop lets the job under way finish: its leases are dropped and
+    its claims recorded, so that no other worker waits for a lease of a
+    process that is gone. A second signal exits at once.
     """
     callables = [
         (periodics.periodic(spacing=interval, run_immediately=True)(
             functools.partial(_traced(name, job))), (), {})
         for name, interval, job in enabled]
-    periodics.PeriodicWorker(callables).start()
+    worker = periodics.PeriodicWorker(callables)
+    asked = []  # the signal's name; a handler takes no lock (see below)
+
+    def stop(signum, frame):
+        name = signal.Signals(signum).name
+        if asked:
+            LOG.warning('Stopped by a second %s, without waiting for the '
+                        'job under way: its leases lapse.', name)
+            logging.shutdown()
+            os._exit(1)
+        asked.append(name)
+
+    failed = []
+
+    def run():
+        try:
+            worker.start()
+        except Exception:
+            LOG.exception('The periodic jobs stopped')
+            failed.append(True)
+
+    for number in STOP_SIGNALS:
+        signal.signal(number, stop)
+    runner = threading.Thread(target=run, name='periodic-jobs', daemon=True)
+    runner.start()
+    # The handler runs in this thread, between two steps of whatever it
+    # is doing: waiting here in short joins, rather than on an Event,
+    # keeps it from ever running while this thread holds a lock.
+    while runner.is_alive() and not asked:
+        runner.join(0.5)
+    if asked:
+        LOG.info('Stopping (%s): letting the job under way finish.',
+                 asked[0])
+        worker.stop()
+        runner.join()
+    LOG.info('Stopped.')
+    return 1 if failed else 0
 
 
 USAGE = service.usage(
@@ -133,5 +181,4 @@ def main(argv=None):
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
     if CONF.once:
         return run_once(enabled)
-    run_forever(enabled)
-    return 0
+    return run_forever(enabled)

@@ -91,3 +91,27 @@ class TestSystemdUnits(base.BaseTestCase):
             args + ['--once'], capture_output=True, text=True, check=False,
             timeout=deployment.COMMAND_TIMEOUT)
         self.assertEqual(0, process.returncode, process.stderr)
+
+    def test_the_worker_stops_when_its_unit_is_stopped(self):
+        # systemd stops a unit with SIGTERM: the worker lets the job under
+        # way finish (its leases dropped) and exits 0.
+        args = command(unit('reserveapi-worker.service'), **{
+            '/etc/reserveapi/reserveapi.conf': self.deployment.config_file})
+        log_path = pathlib.Path(self.deployment.path, 'worker.log')
+        with open(log_path, 'w') as log:
+            worker = subprocess.Popen(args + ['--debug'], stdout=log,
+                                      stderr=subprocess.STDOUT)
+        self.addCleanup(deployment.stop, worker)
+        deadline = time.monotonic() + deployment.START_TIMEOUT
+        while 'Finished mirror-retry' not in log_path.read_text():
+            self.assertIsNone(worker.poll(), log_path.read_text()[-2000:])
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.2)
+
+        worker.send_signal(signal.SIGTERM)
+
+        self.assertEqual(0, worker.wait(timeout=30))
+        written = log_path.read_text()
+        self.assertIn('Stopping (SIGTERM): letting the job under way '
+                      'finish.', written)
+        self.assertIn('Stopped.', written)
