@@ -33,6 +33,7 @@ from nova import objects
 from nova.compute import task_states
 import nova.conf
 from nova.scheduler.client import report
+from openstack import exceptions as sdk_exc
 from oslo_log import log as logging
 
 from reserveapi import client
@@ -287,7 +288,16 @@ class IronicDriver(stock.StockDriver):
         if not self._uses_reservations:
             return super().prepare_for_spawn(instance)
         reservation = self._reserve(instance)
-        node = self.get_ironic_node(reservation['node_uuid'])
+        try:
+            node = self.get_ironic_node(reservation['node_uuid'])
+        except (ks_exc.ClientException, sdk_exc.SDKException) as error:
+            # Ironic could not be asked (a dropped connection, an outage)
+            # or no longer has the node: rather than abort the build with
+            # the node held, let it go and have Nova try the next host.
+            self._release(instance)
+            raise exception.ComputeResourcesUnavailable(
+                reason='Ironic could not be asked about reserved node '
+                       '%s: %s' % (reservation['node_uuid'], error))
         # With [ironic] claim_nodes the service has already set our
         # instance_uuid: that node is ours, not "in use".
         if (node.instance_id not in (None, instance.uuid)

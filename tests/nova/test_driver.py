@@ -19,12 +19,14 @@ from unittest import mock
 import uuid
 
 import fixtures
+from keystoneauth1 import exceptions as ks_exc
 from nova import context as nova_context
 from nova import exception
 from nova.virt.ironic import driver as ironic_driver
 
 from reserveapi import client
 from reserveapi.nova import driver
+from reserveapi.nova import stock
 from reserveapi_testing.nova import base
 from reserveapi_testing.nova import nova_api
 
@@ -131,6 +133,30 @@ class TestReservationDriver(base.IronicTestCase):
                       server['fault']['message'])
         self.assertEqual([], self.reserveapi.reservations())
         self.assertEqual([], self.ironic.list_nodes(associated=True))
+
+    def test_ironic_unreachable_after_reserving_tries_the_next_host(self):
+        # Ironic drops the connection as the host reads its reserved node
+        # (the real one now and then closes a kept-alive connection):
+        # that host lets the node go, and the boot goes on elsewhere.
+        get_node = stock.StockDriver.get_ironic_node
+        asked = []
+
+        def dropped_once(compute_driver, node_uuid):
+            asked.append(node_uuid)
+            if len(asked) == 1:
+                raise ks_exc.ConnectFailure('Connection aborted.')
+            return get_node(compute_driver, node_uuid)
+
+        with mock.patch.object(stock.StockDriver, 'get_ironic_node',
+                               new=dropped_once):
+            (server,) = self.wait_for_status(self.boot(1), ('ACTIVE',))
+
+        self.assertGreater(len(asked), 1)
+        reservation, = self.reserveapi.reservations()
+        self.assertEqual(server['id'], reservation['instance_uuid'])
+        self.assertEqual([server['id']], [
+            node['instance_uuid'] for node in self.ironic_nodes().values()
+            if node['instance_uuid']])
 
     def test_boots_go_on_with_one_compute_down(self):
         self.stop_compute('compute-1')
