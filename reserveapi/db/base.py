@@ -118,9 +118,10 @@ def _retrying(*retry_on):
     return decorator
 
 
-# A deadlock, a Galera certification failure, or SQLite's lock still
-# held after backends.BUSY_TIMEOUT rolled the transaction back (writer()
-# turns each into DatabaseBusy); it is run again from the start.
+# A deadlock (an AUTO-INC lock's included), a Galera certification
+# failure, or SQLite's lock still held after backends.BUSY_TIMEOUT rolled
+# the transaction back (writer() turns each into DatabaseBusy); it is run
+# again from the start.
 retry_on_deadlock = _retrying(exception.DatabaseBusy)
 
 # Two requests for a row that does not exist yet both insert it; the
@@ -131,6 +132,23 @@ retry_on_duplicate = _retrying(exception.DatabaseBusy,
 # A write another writer got in the way of: either of the above. (Its
 # own name for the modules that use it; the same retries.)
 retry_on_busy = retry_on_duplicate
+
+
+AUTOINC_LOCK_LOST = 1467
+"""MySQL's and MariaDB's ER_AUTOINC_READ_FAILED: what a deadlock (or a
+lock wait timeout) on a table's AUTO-INC lock surfaces as, rather than
+1213. An ``INSERT ... SELECT``, such as a claim, holds that lock to the
+end of the statement, so concurrent claims on MariaDB can lose a race
+this way; oslo.db leaves it a plain DBError."""
+
+
+def _mysql_errno(error):
+    """The MySQL error number behind an oslo.db DBError or a SQLAlchemy
+    DBAPIError (the claim's statement reaches us as the latter), or
+    None."""
+    wrapped = getattr(error, 'inner_exception', None) or error
+    args = getattr(getattr(wrapped, 'orig', None), 'args', ())
+    return args[0] if args and isinstance(args[0], int) else None
 
 
 @contextlib.contextmanager
@@ -146,6 +164,10 @@ def _unavailable_as_503(transaction):
     except db_exc.DBConnectionError as exc:
         raise exception.DatabaseUnavailable(cause=describe(exc)) from exc
     except db_exc.DBDeadlock as exc:
+        raise exception.DatabaseBusy(cause=describe(exc)) from exc
+    except (db_exc.DBError, sa.exc.DBAPIError) as exc:
+        if _mysql_errno(exc) != AUTOINC_LOCK_LOST:
+            raise
         raise exception.DatabaseBusy(cause=describe(exc)) from exc
 
 

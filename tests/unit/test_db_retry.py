@@ -15,6 +15,7 @@ database's own error is named for the log, a ROLLBACK of a transaction
 Galera aborted is no error (db/backends.py), and a Galera node out of
 the cluster is unavailable, not a bug (db/connection_errors.py)."""
 
+import contextlib
 import logging
 import types
 
@@ -46,6 +47,43 @@ def _deadlock():
                 cause=db_base.describe(deadlock)) from deadlock
     except exception.DatabaseBusy as busy:
         return busy
+
+
+class TestAutoincLockLost(base.BaseTestCase):
+    """MariaDB's 1467, a deadlock on the AUTO-INC lock concurrent claims
+    (INSERT ... SELECT) take, is a lost race like 1213."""
+
+    @staticmethod
+    def _raise_in_a_transaction(error):
+        @contextlib.contextmanager
+        def transaction():
+            yield None
+            raise error
+        with db_base._unavailable_as_503(transaction()):
+            pass
+
+    def _error(self, number, message):
+        driver = pymysql.err.OperationalError(number, message)
+        return sa.exc.OperationalError('INSERT INTO reservations', {},
+                                       driver)
+
+    def test_as_sqlalchemy_raises_it_it_is_busy(self):
+        lost = self._error(1467, 'Failed to read auto-increment value '
+                                 'from storage engine')
+        busy = self.assertRaises(exception.DatabaseBusy,
+                                 self._raise_in_a_transaction, lost)
+        self.assertIn('OperationalError 1467: Failed to read', busy.cause)
+
+    def test_as_oslo_db_wraps_it_it_is_busy(self):
+        lost = db_exc.DBError(self._error(
+            1467, 'Failed to read auto-increment value from storage engine'))
+        self.assertRaises(exception.DatabaseBusy,
+                          self._raise_in_a_transaction, lost)
+
+    def test_other_errors_pass_as_they_are(self):
+        other = self._error(1054, "Unknown column 'x'")
+        self.assertRaises(sa.exc.OperationalError,
+                          self._raise_in_a_transaction, other)
 
 
 class TestRetries(base.BaseTestCase):
