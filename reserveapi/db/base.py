@@ -73,17 +73,26 @@ def describe(error):
     """``OperationalError 1213: Deadlock found ...``: the database's own
     error class, number and message behind an oslo.db or SQLAlchemy
     exception, for the log (never for the client)."""
+    driver_error = _driver_error(error)
+    if driver_error is None:
+        return None
+    args = driver_error.args
+    if len(args) == 2 and isinstance(args[0], int):
+        text = '%d: %s' % args  # MySQL's (number, message)
+    else:
+        text = (str(driver_error).strip().splitlines() or [''])[0]
+    return ('%s %s' % (type(driver_error).__name__, text)).strip()
+
+
+def _driver_error(error):
+    """The DB-API driver's own exception behind ``error`` (an oslo.db or
+    SQLAlchemy exception, or ours raised from one), or None."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         driver_error = getattr(error, 'orig', None)
         if driver_error is not None:
-            args = driver_error.args
-            if len(args) == 2 and isinstance(args[0], int):
-                text = '%d: %s' % args  # MySQL's (number, message)
-            else:
-                text = (str(driver_error).strip().splitlines() or [''])[0]
-            return ('%s %s' % (type(driver_error).__name__, text)).strip()
+            return driver_error
         error = (getattr(error, 'inner_exception', None)
                  or error.__cause__ or error.__context__)
     return None
@@ -146,8 +155,7 @@ def _mysql_errno(error):
     """The MySQL error number behind an oslo.db DBError or a SQLAlchemy
     DBAPIError (the claim's statement reaches us as the latter), or
     None."""
-    wrapped = getattr(error, 'inner_exception', None) or error
-    args = getattr(getattr(wrapped, 'orig', None), 'args', ())
+    args = getattr(_driver_error(error), 'args', ())
     return args[0] if args and isinstance(args[0], int) else None
 
 

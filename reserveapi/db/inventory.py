@@ -193,9 +193,8 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
     pair = _release_pair(node_uuid, instance_uuid)
     nodes.mark_stale_by_uuid(session, node_uuid, now)
     if session.scalar(sa.select(table.id).where(*pair)) is None:
-        session.execute(sa.insert(table).values(
-            node_uuid=node_uuid, instance_uuid=instance_uuid, attempts=0,
-            next_attempt_at=due, created_at=now, generation=0, **lease))
+        _insert_release(session, node_uuid, instance_uuid, now,
+                        next_attempt_at=due, **lease)
         return
     session.execute(sa.update(table).where(*pair).values(
         generation=table.generation + 1, next_attempt_at=due,
@@ -226,16 +225,27 @@ def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
-    pair = _release_pair(node_uuid, instance_uuid)
     with base.writer() as session:
-        taken = session.execute(sa.update(table).where(
+        return _take_lease(session, _release_pair(node_uuid, instance_uuid),
+                           now, holder, claimed_until=now + datetime.timedelta(
+                               seconds=lease_seconds))
+
+
+def _insert_release(session, node_uuid, instance_uuid, now, **values):
+    session.execute(sa.insert(models.IronicRelease).values(
+        node_uuid=node_uuid, instance_uuid=instance_uuid, attempts=0,
+        created_at=now, generation=0, **values))
+
+
+def _take_lease(session, pair, now, holder, **values):
+    """Lease the pair's row to ``holder`` (``values`` with it) unless a
+    live process holds it; its generation, or None."""
+    table = models.IronicRelease
+    if not session.execute(sa.update(table).where(
             *pair, _lease_free(now, holder)).values(
-            claimed_by=holder, claimed_until=now + datetime.timedelta(
-                seconds=lease_seconds))).rowcount
-        if not taken:
-            return None
-        return session.scalar(sa.select(table.generation).where(*pair))
+            claimed_by=holder, **values)).rowcount:
+        return None
+    return session.scalar(sa.select(table.generation).where(*pair))
 
 
 @base.retry_on_busy
@@ -252,23 +262,19 @@ def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
     pair = _release_pair(node_uuid, instance_uuid)
-    leased = {'claimed_by': holder, 'claimed_until': now
-              + datetime.timedelta(seconds=lease_seconds),
+    leased = {'claimed_until': now + datetime.timedelta(
+                  seconds=lease_seconds),
               'next_attempt_at': now + datetime.timedelta(seconds=delay)}
     with base.writer() as session:
-        if session.execute(sa.update(table).where(
-                *pair, _lease_free(now, holder)).values(
-                updated_at=now, **leased)).rowcount:
-            generation = session.scalar(
-                sa.select(table.generation).where(*pair))
-        elif session.scalar(sa.select(table.id).where(*pair)) is not None:
-            return None
-        else:
-            session.execute(sa.insert(table).values(
-                node_uuid=node_uuid, instance_uuid=instance_uuid,
-                attempts=0, created_at=now, generation=0, **leased))
+        generation = _take_lease(session, pair, now, holder,
+                                 updated_at=now, **leased)
+        if generation is None:
+            if session.scalar(sa.select(models.IronicRelease.id).where(
+                    *pair)) is not None:
+                return None
+            _insert_release(session, node_uuid, instance_uuid, now,
+                            claimed_by=holder, **leased)
             generation = 0
         # As for every release row: the node is not offered while it
         # stands (it is reserved anyway).
