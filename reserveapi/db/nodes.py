@@ -84,14 +84,8 @@ def refresh_flags(session, node_ids=None):
     if node_ids is not None and not node_ids:
         return
     node = models.Node
-    flags = {
-        'schedulable': sa.case((sa.and_(*_schedulable_clauses()), True),
-                               else_=False),
-        'reserved': sa.case((matching.has_live_reservation(), True),
-                            else_=False),
-    }
     for ids in ([None] if node_ids is None else base.chunks(node_ids)):
-        for column, value in flags.items():
+        for column, value in _flags().items():
             query = sa.update(node).where(getattr(node, column) != value)
             if ids is not None:
                 query = query.where(node.id.in_(ids))
@@ -99,6 +93,28 @@ def refresh_flags(session, node_ids=None):
             session.execute(
                 query.values({column: value, 'updated_at': node.updated_at}),
                 execution_options={'synchronize_session': False})
+
+
+def _flags():
+    """Each derived flag's column name and its value, as SQL over the
+    node row."""
+    return {
+        'schedulable': sa.case((sa.and_(*_schedulable_clauses()), True),
+                               else_=False),
+        'reserved': sa.case((matching.has_live_reservation(), True),
+                            else_=False),
+    }
+
+
+def wrong_flags(session, first_id, last_id):
+    """The ids from ``first_id`` to ``last_id`` whose derived flags
+    disagree with what they are derived from."""
+    node = models.Node
+    return set(session.execute(
+        sa.select(node.id).where(node.id.between(first_id, last_id),
+                                 sa.or_(*[getattr(node, column) != value
+                                          for column, value in
+                                          _flags().items()]))).scalars())
 
 
 def new_node_schedulable(values):

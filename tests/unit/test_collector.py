@@ -63,6 +63,8 @@ class TestFewerCollections(base.TestCase):
         self.useFixture(fixtures.MockPatchObject(
             inventory_sync, '_sync_file',
             side_effect=lambda: seen.append(gc.get_threshold()[0])))
+        self.useFixture(fixtures.MockPatchObject(inventory_sync,
+                                                 'repair_derived'))
         self.config(source='file', group='inventory')
         inventory_sync.sync()
         self.assertEqual([collector.BULK_THRESHOLD], seen)

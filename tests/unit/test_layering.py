@@ -25,7 +25,7 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.mirror', 'reserveapi.inventory', 'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
-          'reserveapi.notifications', 'reserveapi.peers')
+          'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
 CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
@@ -77,6 +77,11 @@ FORBIDDEN = {
     'policies': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
                  'reserveapi.policy', 'reserveapi.conf', 'reserveapi.peers')
                 + DOMAIN + WEB + PEERS,
+    # The releases serving the database: read by the commands, started
+    # by the API and the worker.
+    'fleet': ('reserveapi.api', 'reserveapi.notifications',
+              'reserveapi.policies', 'reserveapi.policy', 'reserveapi.peers')
+             + DOMAIN + WEB + PEERS,
     'client': SERVER + WEB,
     # The Nova side and the openstackclient plugin use reserveapi.client.
     'nova': SERVER + WEB,
@@ -94,9 +99,9 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records', 'node_texts'),
-             ('matching', 'migration', 'healthcheck'),
+             ('matching', 'migration', 'healthcheck', 'services'),
              ('nodes', 'mirror'),
-             ('inventory',),
+             ('inventory', 'derived'),
              ('reservations', 'node_sync'))
 
 
