@@ -12,6 +12,9 @@
 
 """Sphinx configuration for the reserveapi release notes (reno)."""
 
+import pathlib
+import subprocess
+
 extensions = ['reno.sphinxext', 'openstackdocstheme']
 
 html_theme = 'openstackdocs'
@@ -26,3 +29,21 @@ master_doc = 'index'
 source_suffix = {'.rst': 'restructuredtext'}
 pygments_style = 'native'
 html_static_path = []
+
+
+def _release_tags():
+    """The release tags (``1.0.0``) of this clone, or None without git."""
+    try:
+        listed = subprocess.run(
+            ['git', 'tag', '--list', '[0-9]*'], capture_output=True,
+            check=True, cwd=pathlib.Path(__file__).parent, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return listed.stdout.split()
+
+
+# reno groups the notes by release from these tags; a clone without them
+# (git clone does not always bring them) builds, with every note in one
+# section, and unreleased.rst says why.
+if _release_tags() == []:
+    tags.add('untagged')  # noqa: F821 - Sphinx provides tags.

@@ -78,7 +78,7 @@ def prepare_service(argv=None, default_config_files=None, usage=None,
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
     CONF(global_options_first(argv or []), project='reserveapi',
-         version=version.version_string(),
+         version=version.release_string(),
          default_config_files=default_config_files, usage=usage)
     log.setup(CONF, 'reserveapi')
     _refuse_unknown_source()
