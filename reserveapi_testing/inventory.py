@@ -108,6 +108,17 @@ def manage(test, *argv):
 
     Returns ``(exit code, stdout, stderr)``.
     """
+    return run_command(test, manage_cmd, *argv)
+
+
+def run_command(test, command, *argv):
+    """Run the console script of module ``command`` (``reserveapi.cmd.*``)
+    with ``argv`` in this process, on the test's database and
+    configuration overrides.
+
+    Returns ``(exit code, stdout, stderr)``; a ``sys.exit(message)`` is
+    exit code ``message``.
+    """
     directory = test.useFixture(fixtures.TempDir()).path
     config_file = os.path.join(directory, 'reserveapi.conf')
     with open(config_file, 'w') as stream:
@@ -122,9 +133,12 @@ def manage(test, *argv):
     def forget_command_line():
         # The base test case parses no command; a later test must too.
         conf.CONF.clear()
-        conf.CONF.unregister_opt(manage_cmd.COMMAND_OPT)
+        conf.CONF.unregister_opt(command.COMMAND_OPT)
 
     conf.CONF.clear()
     test.addCleanup(forget_command_line)
-    code = manage_cmd.main(['--config-file', config_file] + list(argv))
+    try:
+        code = command.main(['--config-file', config_file] + list(argv))
+    except SystemExit as exit_:
+        code = exit_.code
     return code, stdout.getvalue(), stderr.getvalue()

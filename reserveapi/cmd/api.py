@@ -26,6 +26,7 @@ from wsgiref import simple_server
 
 from oslo_log import log
 
+from reserveapi import fleet
 from reserveapi.api import app
 from reserveapi.common import exception
 from reserveapi.common import service
@@ -99,6 +100,7 @@ def main(argv=None):
                  % (CONF.api.host_ip, CONF.api.port,
                     exc.strerror or exc))
     LOG.info('Serving on http://%s:%s', CONF.api.host_ip, CONF.api.port)
+    fleet.start_heartbeat('api')
     for number in STOP_SIGNALS:
         signal.signal(number, _stop)
     try:
@@ -107,6 +109,7 @@ def main(argv=None):
         LOG.info('Stopped by %s', stop)
     finally:
         server.server_close()
+        fleet.stop_heartbeat()
     _exit_now()
 
 

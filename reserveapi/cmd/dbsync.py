@@ -10,39 +10,149 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""reserveapi-dbsync: create or upgrade the database schema."""
+"""reserveapi-dbsync: create or upgrade the database schema.
+
+For a stopped cloud, ``upgrade`` does everything. For a rolling upgrade,
+with the previous release serving: ``expand`` (adds only), ``migrate``
+(data, in batches, while both releases serve; run again until it says
+nothing is left), then, once no process of the previous release runs,
+``contract``. See doc/source/admin/upgrade.rst.
+"""
 
 import sys
 
 from oslo_config import cfg
 
+from reserveapi import fleet
+from reserveapi import version
+from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import derived
 from reserveapi.db import migration
 
 CONF = reserveapi.conf.CONF
 
+COMMANDS = ('upgrade', 'expand', 'migrate', 'contract', 'current',
+            'revision')
 
-def _upgrade():
-    migration.upgrade(CONF.command.revision)
+
+def _at():
     print('Database is at revision %s.' % migration.current())
 
 
+def _applied(migrations, phase):
+    if not migrations:
+        print('No %s migration to apply.' % phase)
+    for applied in migrations:
+        print('Applied %s (%s).' % (applied.revision, applied.phase))
+
+
+def _upgrade():
+    migration.upgrade(CONF.command.revision)
+    _at()
+    if CONF.command.revision == 'head':
+        return _migrate()
+    return 0
+
+
+def _expand():
+    _applied(migration.expand(), migration.EXPAND)
+    _at()
+    return 0
+
+
+def _migrate(max_count=None):
+    """Nova's ``online_data_migrations`` way: each pass reports what it
+    found and did; exit 1 while something may be left."""
+    contract, expand_first = migration.pending_contract()
+    if expand_first:
+        raise exception.UpgradeRefused(
+            'Expand first: run "reserveapi-dbsync expand", then migrate.')
+    results = derived.check_all(repair=True, max_count=max_count)
+    print('%-20s %8s %8s' % ('Migration', 'Found', 'Done'))
+    for name, found in results.items():
+        print('%-20s %8d %8d' % (name, found.found, found.fixed))
+    left = any(found.found > found.fixed for found in results.values())
+    cut = bool(max_count) and sum(
+        found.found for name, found in results.items()
+        if name != 'summary counters') >= max_count
+    if left or cut:
+        print('More may be left: run "reserveapi-dbsync migrate" again.')
+        return 1
+    print('Nothing left to migrate.%s' % (
+        ' Contract when no process of the previous release runs: '
+        '"reserveapi-dbsync contract".' if contract else ''))
+    return 0
+
+
+def _contract():
+    pending, _expand_first = migration.pending_contract()
+    blocking = fleet.blocking_contract(fleet.live_processes(), pending)
+    if blocking:
+        raise exception.UpgradeRefused(
+            'Refusing to contract: processes of a release older than '
+            '%s still run against this database: %s. Stop or upgrade '
+            'them first (a killed process counts as stopped %d heartbeat '
+            'intervals after its last).' % (
+                max((m.oldest_release for m in pending if m.oldest_release),
+                    key=version.release_tuple),
+                fleet.describe(blocking), fleet.MISSED_BEATS))
+    _applied(migration.contract(), migration.CONTRACT)
+    _at()
+    return 0
+
+
 def _current():
-    print(migration.current() or 'The database has no schema yet.')
+    at = migration.current()
+    if at is None:
+        print('The database has no schema yet.')
+        return 0
+    if not migration.knows(at):
+        print('%s (newer than this release knows: %s)' % (
+            at, migration.head()))
+        return 0
+    _applied_, pending = migration.applied_and_pending(at)
+    phases = [m.phase for m in pending]
+    print(at + ('' if not pending else ' (pending: %s)' % ', '.join(
+        '%d %s' % (phases.count(phase), phase)
+        for phase in (migration.OFFLINE, migration.EXPAND,
+                      migration.CONTRACT) if phase in phases)))
+    return 0
 
 
 def _revision():
     migration.revision(CONF.command.message,
                        autogenerate=CONF.command.autogenerate)
+    return 0
 
 
 def _add_commands(subparsers):
     parser = subparsers.add_parser(
-        'upgrade', help='Upgrade the schema (default: to the newest).',
+        'upgrade', help='Every step at once, for a stopped cloud.',
         prog='reserveapi-dbsync upgrade')
     parser.add_argument('--revision', default='head')
     parser.set_defaults(func=_upgrade)
+
+    parser = subparsers.add_parser(
+        'expand', help='Add what this release needs; safe while the '
+                       'previous release serves.',
+        prog='reserveapi-dbsync expand')
+    parser.set_defaults(func=_expand)
+
+    parser = subparsers.add_parser(
+        'migrate', help='Repair and move data in batches while both '
+                        'releases serve; exit 1 while work is left.',
+        prog='reserveapi-dbsync migrate')
+    parser.add_argument('--max-count', type=int, default=None,
+                        help='Stop after this many rows found.')
+    parser.set_defaults(func=lambda: _migrate(CONF.command.max_count))
+
+    parser = subparsers.add_parser(
+        'contract', help='Remove what no supported release reads; refused '
+                         'while older releases run.',
+        prog='reserveapi-dbsync contract')
+    parser.set_defaults(func=_contract)
 
     parser = subparsers.add_parser(
         'current', help='Print the revision the database is at.',
@@ -63,18 +173,27 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
 
 USAGE = service.usage(
     '[--config-file PATH] [COMMAND [ARGS]]',
-    'Creates or upgrades the database schema ([database] connection).',
-    commands=(('upgrade', 'Upgrade the schema (the default), to the '
-                          'newest or to --revision.'),
+    'Creates or upgrades the database schema ([database] connection). A '
+    'rolling upgrade runs expand, migrate, then (once the previous '
+    'release is gone) contract; a stopped cloud runs upgrade.',
+    commands=(('upgrade', 'Every step (the default), to the newest or to '
+                          '--revision.'),
+              ('expand', 'Add what this release needs, while the previous '
+                         'release serves.'),
+              ('migrate', 'Repair and move data in batches while both '
+                          'releases serve [--max-count N].'),
+              ('contract', 'Remove what no running release reads.'),
               ('current', 'Print the revision the database is at.'),
               ('revision', 'Create a new migration script (developers).')))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if not any(arg in ('upgrade', 'current', 'revision', '-h', '--help')
-               for arg in argv):
+    if not any(arg in COMMANDS + ('-h', '--help') for arg in argv):
         argv = argv + ['upgrade']
     CONF.register_cli_opt(COMMAND_OPT)
     service.prepare_service(argv, usage=USAGE)
-    CONF.command.func()
+    try:
+        return CONF.command.func()
+    except exception.UpgradeRefused as exc:
+        sys.exit(exc.detail)

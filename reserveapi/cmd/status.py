@@ -26,9 +26,11 @@ from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
+from reserveapi import fleet
 from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import derived
 from reserveapi.db import healthcheck
 from reserveapi.db import migration
 from reserveapi.inventory import file as file_source
@@ -108,17 +110,39 @@ class Checks(upgradecheck.UpgradeCommands):
     """Whether this deployment is ready to run this release."""
 
     @functools.cached_property
-    def _schema_problem(self):
-        """Why this code cannot read the database, or None."""
+    def _schema(self):
+        """(revision, applied, pending) migrations, or the reason this
+        code cannot read the database's revision."""
         try:
-            current = migration.current()
+            at = migration.current()
         except exception.DatabaseUnavailable as exc:
             return exc.detail
-        if current != migration.head():
-            return ('The database schema is at %s, this release needs %s: '
-                    'run "reserveapi-dbsync upgrade".'
-                    % (current or 'no revision yet (empty)',
-                       migration.head()))
+        if not migration.knows(at):
+            return None
+        return (at,) + tuple(migration.applied_and_pending(at))
+
+    @functools.cached_property
+    def _schema_problem(self):
+        """Why this code cannot serve on the database yet, or None."""
+        schema = self._schema
+        if isinstance(schema, str):
+            return schema
+        if schema is None:
+            return None
+        at, _applied, pending = schema
+        if at is None:
+            return ('The database has no schema yet: run '
+                    '"reserveapi-dbsync upgrade".')
+        offline = [m.revision for m in pending if m.phase == migration.OFFLINE]
+        if offline:
+            return ('The database schema is at %s, older than release '
+                    '1.0.0\'s: stop every service and run '
+                    '"reserveapi-dbsync upgrade".' % at)
+        expand = [m.revision for m in pending if m.phase == migration.EXPAND]
+        if expand and pending[0].phase == migration.EXPAND:
+            return ('The database schema is at %s, behind this release '
+                    '(%s): run "reserveapi-dbsync expand", then '
+                    '"migrate".' % (at, ', '.join(expand)))
         return None
 
     def _not_checked(self):
@@ -130,7 +154,86 @@ class Checks(upgradecheck.UpgradeCommands):
     def _check_schema(self):
         if self._schema_problem is not None:
             return _result(FAILURE, self._schema_problem)
-        return _result(SUCCESS, 'At %s.' % migration.head())
+        if self._schema is None:
+            return _result(WARNING, 'The database is at %s, newer than '
+                           'this release knows (%s): a newer release '
+                           'expanded it. This release serves on until that '
+                           'release contracts.' % (migration.current(),
+                                                   migration.head()))
+        at, _applied, pending = self._schema
+        if pending:
+            return _result(SUCCESS, 'At %s; %d contract migrations to run '
+                           'once no process of the previous release runs.'
+                           % (at, len(pending)))
+        return _result(SUCCESS, 'At %s.' % at)
+
+    def _check_privileges(self):
+        """What the database user lacks for the migrations still to
+        run: found now, not half-way through an upgrade."""
+        if isinstance(self._schema, str):
+            return _result(FAILURE, self._schema)
+        pending = self._schema[2] if self._schema else []
+        if not pending:
+            return _result(SUCCESS, 'No migration to run.')
+        missing = migration.missing_privileges(pending)
+        if missing:
+            return _result(FAILURE, ' '.join(missing))
+        return _result(SUCCESS, 'The database user may apply the %d '
+                       'pending migrations.' % len(pending))
+
+    def _check_derived_data(self):
+        """Rows computed from others (node texts and flags, the summary
+        counters) agree with what they are computed from."""
+        skipped = self._not_checked()
+        if skipped:
+            return skipped
+        results = derived.check_all()
+        wrong = ['%d %s' % (found.found, name)
+                 for name, found in results.items() if found.found]
+        if wrong:
+            return _result(FAILURE, 'Derived rows disagree with their '
+                           'source (%s): the matcher and the capacity read '
+                           'them. Run "reserveapi-dbsync migrate".'
+                           % ', '.join(wrong))
+        return _result(SUCCESS, 'Node texts, node flags and the summary '
+                       'counters agree with their source.')
+
+    def _check_releases(self):
+        """The releases whose processes serve this database, against the
+        schema: the mixed fleet of a rolling upgrade."""
+        skipped = self._not_checked()
+        if skipped or self._schema is None:
+            return skipped or _result(WARNING, 'Not checked: the database '
+                                      'is newer than this release.')
+        _at, applied, pending = self._schema
+        processes = fleet.live_processes()
+        if not processes:
+            return _result(SUCCESS, 'No process has a live heartbeat '
+                           '(releases before 1.1.0 record none).')
+        running = 'Running: %s.' % fleet.describe(processes)
+        ahead = fleet.newer_than_schema(processes, applied)
+        if ahead:
+            return _result(FAILURE, '%s The schema is behind the code of '
+                           '%s: run "reserveapi-dbsync expand".'
+                           % (running, fleet.describe(ahead)))
+        broken = fleet.blocking_contract(
+            processes, [m for m in applied if m.phase == migration.CONTRACT])
+        if broken:
+            return _result(FAILURE, '%s The database was contracted for '
+                           'newer releases while %s still run: they may '
+                           'fail. Upgrade or stop them now.'
+                           % (running, fleet.describe(broken)))
+        contract = [m for m in pending if m.phase == migration.CONTRACT]
+        older = fleet.older_than_this(processes)
+        if contract and older:
+            return _result(WARNING, '%s %d contract migrations are pending '
+                           'and must wait until %s stop.'
+                           % (running, len(contract), fleet.describe(older)))
+        if contract:
+            return _result(WARNING, '%s No older release runs: finish the '
+                           'upgrade with "reserveapi-dbsync contract".'
+                           % running)
+        return _result(SUCCESS, running)
 
     def _check_database_health(self):
         """What ``GET /healthcheck`` answers about the database: on
@@ -237,6 +340,9 @@ class Checks(upgradecheck.UpgradeCommands):
 
     _upgrade_checks = (
         ('Database schema', _check_schema),
+        ('Database privileges', _check_privileges),
+        ('Derived data', _check_derived_data),
+        ('Running releases', _check_releases),
         ('Database health', _check_database_health),
         ('Inventory source', _check_inventory_source),
         ('Inventory sync', _check_inventory_sync),

@@ -28,6 +28,7 @@ from futurist import periodics
 from oslo_config import cfg
 from oslo_log import log
 
+from reserveapi import fleet
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
@@ -179,6 +180,10 @@ def main(argv=None):
         sys.exit(str(exc))
     enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
-    if CONF.once:
-        return run_once(enabled)
-    return run_forever(enabled)
+    fleet.start_heartbeat('worker')
+    try:
+        if CONF.once:
+            return run_once(enabled)
+        return run_forever(enabled)
+    finally:
+        fleet.stop_heartbeat()

@@ -162,6 +162,12 @@ class InstanceReserved(Conflict):
         super().__init__(message, **kwargs)
 
 
+class UpgradeRefused(Conflict):
+    """A schema step that cannot run now (reserveapi-dbsync), and why."""
+
+    code = 'reserveapi.upgrade_refused'
+
+
 class InvalidStateTransition(Conflict):
     code = 'reserveapi.invalid_state'
     msg_fmt = 'Reservation %(reservation)s cannot go from %(src)s to %(dst)s.'

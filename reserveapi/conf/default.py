@@ -19,6 +19,14 @@ opts = [
                default=os.path.join(os.path.expanduser('~'), '.reserveapi'),
                help='Directory where reserveapi keeps its state, including '
                     'the default SQLite database.'),
+    cfg.IntOpt('service_heartbeat_interval', default=10, min=0,
+               help='Seconds between two heartbeats of every API worker '
+                    'and reserveapi-worker in the database\'s services '
+                    'table, which records the release each process runs. '
+                    'A process not heard from for three intervals counts '
+                    'as stopped. reserveapi-dbsync contract and '
+                    'reserveapi-status upgrade check read it during a '
+                    'rolling upgrade. 0 turns the heartbeats off.'),
 ]
 
 

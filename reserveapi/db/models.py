@@ -351,3 +351,30 @@ class IronicRelease(TimestampMixin, Base):
     claimed_until = sa.Column(DateTime, nullable=True)
     generation = sa.Column(sa.Integer, nullable=False, default=0,
                            server_default='0')
+
+
+class Service(Base):
+    """A running process of the service and the release it runs, renewed
+    by the process while it lives (``seen_at``) and gone from every
+    answer once ``expires_at`` passes: which releases serve the database
+    now, for ``reserveapi-status upgrade check`` and ``reserveapi-dbsync
+    contract`` during a rolling upgrade.
+    """
+
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('holder', name='uniq_services0holder'),
+        sa.Index('services_expires_at_idx', 'expires_at'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    holder = sa.Column(sa.String(255), nullable=False)
+    kind = sa.Column(sa.String(32), nullable=False)
+    host = sa.Column(sa.String(255), nullable=False)
+    pid = sa.Column(sa.Integer, nullable=False)
+    release = sa.Column(sa.String(64), nullable=False)
+    schema_head = sa.Column(sa.String(64), nullable=False)
+    started_at = sa.Column(DateTime, nullable=False)
+    seen_at = sa.Column(DateTime, nullable=False)
+    expires_at = sa.Column(DateTime, nullable=False)

@@ -208,3 +208,17 @@ class IronicReleaseRecord:
     next_attempt_at: object
     last_error: str | None
     created_at: object
+
+
+@dataclasses.dataclass(frozen=True)
+class ServiceRecord:
+    """A process that reported itself alive: what it is, where, and the
+    release and newest schema revision its code knows."""
+
+    kind: str
+    host: str
+    pid: int
+    release: str
+    schema_head: str
+    started_at: object
+    seen_at: object

@@ -23,6 +23,7 @@ import threading
 
 from oslo_log import log
 
+from reserveapi import fleet
 from reserveapi.api import app
 from reserveapi.common import exception
 from reserveapi.common import service
@@ -51,6 +52,7 @@ def init_application():
                 LOG.critical('%s', exc)
                 raise
             _application = app.setup_app()
+            fleet.start_heartbeat('api')
     return _application
 
 

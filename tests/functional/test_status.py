@@ -216,8 +216,9 @@ class TestStatusCommand(test_base.TestCase):
         self.assertEqual(0, result.returncode, result.stdout)
         checks = json.loads(result.stdout)['checks']
         self.assertEqual(
-            {'Database schema': 0, 'Database health': 0,
-             'Inventory source': 0,
+            {'Database schema': 0, 'Database privileges': 0,
+             'Derived data': 0, 'Running releases': 0,
+             'Database health': 0, 'Inventory source': 0,
              'Inventory sync': 0, 'Placement credentials': 0,
              'Nova credentials': 0, 'Aggregate mirror backlog': 0,
              'Policy file JSON to YAML migration': 0},
@@ -251,9 +252,27 @@ class TestStatusCommand(test_base.TestCase):
         self.assertIn('Check: Database schema Result: Failure', text)
         # Unwrapping loses a hyphen that ended a line.
         self.assertIn('The database schema is at 0002_mirror_pending_since, '
-                      'this release needs %s: run "reserveapi dbsync '
-                      'upgrade".' % migration.head(),
+                      'older than release 1.0.0\'s: stop every service and '
+                      'run "reserveapi dbsync upgrade".',
                       text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
+
+    def test_schema_of_the_previous_release(self):
+        self.deployment.migrate(migration.BASELINE)
+
+        result = self.status()
+
+        self.assertEqual(2, result.returncode, result.stdout)
+        text = _unwrapped(result.stdout)
+        self.assertIn('The database schema is at %s, behind this release '
+                      '(%s): run "reserveapi dbsync expand", then '
+                      '"migrate".' % (migration.BASELINE, migration.head()),
+                      text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
+        expanded = self.deployment.run('reserveapi-dbsync', 'expand')
+        self.assertEqual(0, expanded.returncode, expanded.stderr)
+        self.assertIn('Applied %s (expand).' % migration.head(),
+                      expanded.stdout)
+        text = _unwrapped(self.status().stdout)
+        self.assertIn('Check: Database schema Result: Success', text)
 
 
 def _unwrapped(table):

@@ -47,6 +47,7 @@ revision = '0007_node_summary_counters'
 down_revision = '0006_ironic_release_leases'
 branch_labels = None
 depends_on = None
+privileges = ('TRIGGER',)
 
 SLOTS = 16
 TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}

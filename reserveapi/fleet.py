@@ -1,0 +1,191 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The releases serving one database: each process's heartbeat, and
+whether the schema's next step may run.
+
+During a rolling upgrade two releases serve the same database. Every
+API worker and every ``reserveapi-worker`` records itself in
+``services`` (kind, host, pid, release, the newest schema revision its
+code knows) and renews the row every ``[DEFAULT]
+service_heartbeat_interval`` seconds; a row not renewed for three
+intervals counts as gone, so a killed process drops out by itself and a
+stopped one removes its row at once. ``reserveapi-dbsync contract`` and
+``reserveapi-status upgrade check`` read them.
+"""
+
+import atexit
+import os
+import socket
+import threading
+
+from oslo_log import log
+from oslo_utils import timeutils
+
+from reserveapi import version
+from reserveapi.common import exception
+from reserveapi.common import lease
+import reserveapi.conf
+from reserveapi.db import migration
+from reserveapi.db import services as db_services
+
+LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
+
+MISSED_BEATS = 3
+"""Intervals without a heartbeat after which a process counts as gone."""
+
+
+class Heartbeat:
+    """This process's row in ``services``, renewed by a daemon thread.
+
+    Started once per process (a gunicorn worker forked from a master
+    that started one starts its own); a heartbeat that cannot reach the
+    database tries again at the next interval: the process serves on.
+    """
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.pid = os.getpid()
+        self.holder = lease.holder().rpartition(':')[0]
+        self.started_at = timeutils.utcnow()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name='service-heartbeat')
+
+    def beat(self):
+        interval = CONF.service_heartbeat_interval
+        db_services.beat(
+            self.holder, self.kind, socket.gethostname(), self.pid,
+            version.release_string(), migration.head(), self.started_at,
+            interval * MISSED_BEATS)
+
+    def _run(self):
+        while True:
+            try:
+                self.beat()
+            except exception.ServiceUnavailable as exc:
+                LOG.debug('Could not record this process\'s heartbeat: %s',
+                          exc.detail)
+            except Exception:  # a bug: the service must serve on
+                LOG.exception('Could not record this process\'s heartbeat')
+            if self._stop.wait(CONF.service_heartbeat_interval):
+                return
+
+    def start(self):
+        self._thread.start()
+        atexit.register(self.stop)
+        return self
+
+    def stop(self):
+        """Stop beating and remove the row: the process is gone now."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        try:
+            db_services.remove(self.holder)
+        except Exception:  # the row expires by itself
+            LOG.debug('Could not remove this process\'s heartbeat',
+                      exc_info=True)
+
+
+_heartbeat = None
+_heartbeat_lock = threading.Lock()
+
+
+def start_heartbeat(kind):
+    """This process's heartbeat (``kind``: ``api`` or ``worker``), and
+    that of every process forked from it (a gunicorn worker of a
+    ``--preload`` master); 0 seconds turns it off."""
+    global _heartbeat
+    if not CONF.service_heartbeat_interval:
+        return None
+    with _heartbeat_lock:
+        if _heartbeat is None:
+            os.register_at_fork(
+                after_in_child=lambda: _restart_in_child(kind))
+        if _heartbeat is None or _heartbeat.pid != os.getpid():
+            _heartbeat = Heartbeat(kind).start()
+        return _heartbeat
+
+
+def _restart_in_child(kind):
+    """A forked child has no thread of its parent's: a heartbeat of its
+    own, under its own name."""
+    global _heartbeat, _heartbeat_lock
+    _heartbeat_lock = threading.Lock()
+    _heartbeat = Heartbeat(kind).start()
+
+
+def stop_heartbeat():
+    """This process is stopping: its row goes now."""
+    if _heartbeat is not None and _heartbeat.pid == os.getpid():
+        _heartbeat.stop()
+
+
+def _series(release):
+    """(major, minor): the releases a rolling upgrade steps between."""
+    return version.release_tuple(release)[:2]
+
+
+def older_than_this(processes):
+    """The live processes of a release series before this code's."""
+    mine = version.release_tuple()[:2]
+    return [process for process in processes
+            if _series(process.release) < mine]
+
+
+def newer_than_schema(processes, applied):
+    """The live processes whose code knows a schema revision the
+    database has not reached: they run on a schema behind their code."""
+    revisions = {migration.revision for migration in applied}
+    return [process for process in processes
+            if process.schema_head not in revisions]
+
+
+def blocking_contract(processes, pending):
+    """The live processes that a pending contract migration would break:
+    of a release series before the oldest it allows (``oldest_release``
+    names a series, ``1.1``: its development builds count as it)."""
+    oldest = [m.oldest_release for m in pending if m.oldest_release]
+    if not oldest:
+        return []
+    floor = max(_series(release) for release in oldest)
+    return [process for process in processes
+            if _series(process.release) < floor]
+
+
+def describe(processes):
+    """``2 api on ctl-1, 1 worker on ctl-2 (release 1.0.0)`` and so on."""
+    by_release = {}
+    for process in processes:
+        by_release.setdefault(process.release, []).append(process)
+    parts = []
+    for release, group in sorted(by_release.items(),
+                                 key=lambda item: version.release_tuple(
+                                     item[0])):
+        counts = {}
+        for process in group:
+            key = (process.kind, process.host)
+            counts[key] = counts.get(key, 0) + 1
+        parts.append('%s (release %s)' % (', '.join(
+            '%d %s on %s' % (count, kind, host)
+            for (kind, host), count in sorted(counts.items())), release))
+    return '; '.join(parts)
+
+
+def live_processes():
+    """Every process whose heartbeat has not expired.
+
+    :raises: DatabaseUnavailable, DatabaseBusy
+    """
+    return db_services.live()
