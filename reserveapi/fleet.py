@@ -44,6 +44,9 @@ CONF = reserveapi.conf.CONF
 MISSED_BEATS = 3
 """Intervals without a heartbeat after which a process counts as gone."""
 
+STOP_WAIT = 5
+"""Seconds a stopping process waits for a heartbeat under way."""
+
 
 class Heartbeat:
     """This process's row in ``services``, renewed by a daemon thread.
@@ -91,6 +94,9 @@ class Heartbeat:
         if self._stop.is_set():
             return
         self._stop.set()
+        # A beat under way would write the row again after its removal.
+        if self._thread.is_alive():
+            self._thread.join(STOP_WAIT)
         try:
             db_services.remove(self.holder)
         except Exception:  # the row expires by itself

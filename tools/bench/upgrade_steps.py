@@ -68,8 +68,8 @@ def _steps(backend, workdir, inventory):
     engine = sa.create_engine(backend.connection_url)
     try:
         with engine.begin() as connection:
-            connection.exec_driver_sql(
-                "UPDATE nodes SET traits_text = ',' WHERE id % 10 = 0")
+            connection.execute(sa.text(
+                "UPDATE nodes SET traits_text = ',' WHERE id % 10 = 0"))
     finally:
         engine.dispose()
     times['dbsync migrate (10 % of texts wrong)'] = step(
