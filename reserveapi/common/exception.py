@@ -213,6 +213,14 @@ class DatabaseUnavailable(ServiceUnavailable):
                'later.')
 
 
+class DatabaseUnhealthy(ServiceUnavailable):
+    """The database answers, but this node must not take traffic (a
+    Galera node not Synced or not Primary): ``GET /healthcheck`` says
+    why."""
+
+    code = 'reserveapi.database_unhealthy'
+
+
 class DatabaseBusy(ServiceUnavailable):
     """Other transactions held the rows or the lock this one needed for
     longer than its retries waited: nothing was changed, retry.

@@ -31,6 +31,7 @@ from oslo_log import log
 from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
 
+from reserveapi.common import exception
 from reserveapi.db import backends
 from reserveapi.db import base
 
@@ -42,10 +43,6 @@ GALERA_HEALTHY = {
     'wsrep_ready': ('ON', 'not ready'),
 }
 """Galera status variable -> (the healthy value, what any other means)."""
-
-
-class Unhealthy(Exception):
-    """The database answers, but this node must not take traffic."""
 
 
 def _galera_problems(connection):
@@ -65,8 +62,8 @@ def _galera_problems(connection):
 
 
 def check():
-    """Raise what the database raises, or ``Unhealthy`` naming what is
-    wrong with a Galera node; return a word on what was checked.
+    """Raise what the database raises, or ``DatabaseUnhealthy`` naming
+    what is wrong with a Galera node; return a word on what was checked.
     """
     with base.get_engine().connect() as connection:
         if connection.dialect.name == 'mysql' and backends.is_galera(
@@ -80,7 +77,8 @@ def check():
                 connection.exec_driver_sql(
                     'SET SESSION wsrep_sync_wait = %d' % backends.sync_wait())
             if problems:
-                raise Unhealthy('Galera node %s' % ', '.join(problems))
+                raise exception.DatabaseUnhealthy(
+                    'Galera node %s' % ', '.join(problems))
             return 'Galera node Synced and Primary'
         connection.execute(sa.text('SELECT 1'))
         return 'database OK'
@@ -95,7 +93,7 @@ def evaluate():
         cause = base.describe(exc) or type(exc).__name__
         LOG.warning('Healthcheck: the database does not answer: %s', cause)
         return False, 'database unavailable', cause
-    except Unhealthy as exc:
+    except exception.DatabaseUnhealthy as exc:
         LOG.warning('Healthcheck: %s', exc)
         return False, str(exc), str(exc)
     return True, reason, reason

@@ -9,3 +9,6 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+
+"""The one way to reach Ironic, Placement and Nova: clients built from each
+peer's options, with one timeout, retry and outage policy."""

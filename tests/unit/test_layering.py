@@ -188,6 +188,13 @@ class TestLayering(base.BaseTestCase):
             if "'oslo_messaging" in path.read_text())
         self.assertEqual(['reserveapi/notifications.py'], talkers)
 
+    def test_every_package_says_what_it_holds(self):
+        packages = sorted(PACKAGE.rglob('__init__.py'))
+        self.assertGreater(len(packages), 15)
+        silent = [str(path.relative_to(PACKAGE.parent)) for path in packages
+                  if not ast.get_docstring(ast.parse(path.read_text()))]
+        self.assertEqual([], silent)
+
     def test_only_db_talks_sql(self):
         talkers = sorted(
             str(path.relative_to(PACKAGE.parent)) for path in _sources()
