@@ -87,8 +87,9 @@ def node(index, round_):
     }
 
 
-def write_inventory(path, count, round_):
-    """Replace the file at once, so a sync never reads half of it."""
+def write_inventory(path, count, round_, node=node):
+    """Replace the file at once, so a sync never reads half of it;
+    ``node(index, round_)`` is each node (the soak's by default)."""
     partial = path + '.partial'
     with open(partial, 'w') as stream:
         json.dump({'nodes': [node(index, round_)
@@ -96,8 +97,9 @@ def write_inventory(path, count, round_):
     os.replace(partial, path)
 
 
-def _common_config(run_dir, database_url, log_name, debug):
-    """The lines both kinds of run start their config with."""
+def common_config(run_dir, database_url, log_name, debug):
+    """The lines every config of a run starts with (the soak's both kinds
+    of run, tools/upgrade's)."""
     return ['[DEFAULT]', 'debug = %s' % debug,
             'log_file = %s' % os.path.join(run_dir, log_name),
             'state_path = %s' % run_dir,
@@ -106,8 +108,8 @@ def _common_config(run_dir, database_url, log_name, debug):
 
 
 def config(run_dir, database_url, placement_url, log_name, debug):
-    return '\n'.join(_common_config(run_dir, database_url, log_name,
-                                     debug) + [
+    return '\n'.join(common_config(run_dir, database_url, log_name,
+                                    debug) + [
         '[inventory]', 'file = %s' % os.path.join(run_dir, 'nodes.json'),
         'sync_interval = 1',
         '[mirror]', 'inline_timeout = 1', 'retry_interval = 1',
@@ -121,19 +123,37 @@ def config(run_dir, database_url, placement_url, log_name, debug):
     ])
 
 
-class Mutator(threading.Thread):
-    """Rewrites the inventory every ``interval`` seconds."""
+def start_database(backend, run_dir):
+    """A private server of ``backend`` (postgresql, mysql) under
+    ``run_dir``, with the ``reserveapi`` database: (server, its URL)."""
+    server = BACKENDS[backend](root_dir=run_dir)
+    server.setUp()
+    try:
+        url = server.create_database(DATABASE)
+    except Exception:
+        server.cleanUp()
+        raise
+    if backend == 'mysql':
+        url += '?charset=utf8mb4'
+    return server, url
 
-    def __init__(self, path, count, stop, interval=2.0):
+
+class Mutator(threading.Thread):
+    """Rewrites the inventory every ``interval`` seconds, with
+    ``write(path, count, round_)`` (the soak's ``write_inventory``)."""
+
+    def __init__(self, path, count, stop, interval=2.0,
+                 write=write_inventory):
         super().__init__(name='inventory', daemon=True)
         self.path, self.count, self.stop = path, count, stop
         self.interval = interval
+        self.write = write
         self.rounds = 0
 
     def run(self):
         while not self.stop.wait(self.interval):
             self.rounds += 1
-            write_inventory(self.path, self.count, self.rounds)
+            self.write(self.path, self.count, self.rounds)
 
 
 class BackendRun:
@@ -166,12 +186,8 @@ class BackendRun:
         self._start_reserveapi(url)
 
     def _start_database(self):
-        self.server = BACKENDS[self.backend](root_dir=self.dir)
-        self.server.setUp()
+        self.server, url = start_database(self.backend, self.dir)
         self._cleanups.append(self.server.cleanUp)
-        url = self.server.create_database(DATABASE)
-        if self.backend == 'mysql':
-            url += '?charset=utf8mb4'
         self.engine = sa.create_engine(url, pool_pre_ping=True)
         self._cleanups.append(self.engine.dispose)
         return url
@@ -403,8 +419,8 @@ LIVE_RESERVATIONS = sa.text(
 
 
 def ironic_config(run_dir, database_url, ironic_url, log_name, debug):
-    return '\n'.join(_common_config(run_dir, database_url, log_name,
-                                     debug) + [
+    return '\n'.join(common_config(run_dir, database_url, log_name,
+                                    debug) + [
         '[inventory]', 'source = ironic', 'sync_interval = 1',
         '[ironic]', 'auth_type = none', 'endpoint_override = %s' % ironic_url,
         'claim_nodes = true', 'reconcile_interval = 1',

@@ -138,13 +138,15 @@ def attempt(recorder, operation, call):
 
 
 class ReservationClient(threading.Thread):
-    """One compute host spawning and deleting instances in a loop."""
+    """One compute host spawning and deleting instances in a loop, each
+    with the request spec ``self.spec`` holds then."""
 
     def __init__(self, url, host, recorder, stop):
         super().__init__(name='client-%s' % host, daemon=True)
         self.host = host
         self.recorder = recorder
         self.stop = stop
+        self.spec = SPEC
         self.client = client.ReservationClient(
             make_session(recorder), endpoint_override=url)
         self.lost_instances = []
@@ -163,7 +165,7 @@ class ReservationClient(threading.Thread):
         asked = time.monotonic()
         try:
             reservation = attempt(self.recorder, 'reserve', lambda: (
-                self.client.reserve(instance_uuid, self.host, SPEC)))
+                self.client.reserve(instance_uuid, self.host, self.spec)))
         except GaveUp:
             self.lost_instances.append(instance_uuid)
             raise
@@ -176,7 +178,7 @@ class ReservationClient(threading.Thread):
         uuid_ = reservation['uuid']
         if random.random() < 0.3:
             again = attempt(self.recorder, 'reserve again', lambda: (
-                self.client.reserve(instance_uuid, self.host, SPEC)))
+                self.client.reserve(instance_uuid, self.host, self.spec)))
             self.answered(again)
             if again['uuid'] == uuid_:
                 pass
@@ -192,6 +194,7 @@ class ReservationClient(threading.Thread):
                                               again['uuid']))
         if self.abandon(reservation):
             return
+        kept = False
         try:
             try:
                 confirmed = attempt(self.recorder, 'confirm',
@@ -205,14 +208,16 @@ class ReservationClient(threading.Thread):
                 if confirmed['state'] != 'active':
                     self.recorder.anomaly('confirmed %s is %s'
                                           % (uuid_, confirmed['state']))
+                kept = self.keep(confirmed, start)
             time.sleep(random.random() * 0.02)
         finally:
-            end = time.monotonic()
-            self.recorder.hold(reservation['node_uuid'], uuid_, start, end)
-            released = attempt(self.recorder, 'release',
-                               lambda: self.client.release(uuid_))
-            if not released:
-                self.recorder.count('release found it gone (retried)')
+            if not kept:
+                self.recorder.hold(reservation['node_uuid'], uuid_, start,
+                                   time.monotonic())
+                released = attempt(self.recorder, 'release',
+                                   lambda: self.client.release(uuid_))
+                if not released:
+                    self.recorder.count('release found it gone (retried)')
 
     def answered(self, reservation):
         """A reservation was answered (201, or 200 for a retry)."""
@@ -220,6 +225,12 @@ class ReservationClient(threading.Thread):
     def abandon(self, reservation):
         """True to leave the reservation as a lost build would: never
         confirmed, never released."""
+        return False
+
+    def keep(self, reservation, start):
+        """True to keep the confirmed reservation, held since ``start``
+        (monotonic), as an instance that goes on running: never released
+        by this loop, and its hold not recorded here."""
         return False
 
     def outlived_ttl(self, asked):

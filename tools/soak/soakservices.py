@@ -44,17 +44,18 @@ class ServiceError(Exception):
     """A child process did not start or misbehaved."""
 
 
-def tool(name):
-    """A console script of this environment (reserveapi-worker, ...)."""
-    return os.path.join(BIN_DIR, name)
+def tool(name, bin_dir=BIN_DIR):
+    """A console script of this environment (reserveapi-worker, ...), or
+    of the one whose scripts are in ``bin_dir``."""
+    return os.path.join(bin_dir, name)
 
 
-def run_tool(log_path, *command, check=True):
+def run_tool(log_path, *command, check=True, cwd=None):
     """Run a command to completion, its output appended to ``log_path``;
     its exit code, which must be 0 when ``check``."""
     with open(log_path, 'ab') as log:
         result = subprocess.run(command, stdout=log, stderr=log,
-                                check=False)
+                                check=False, cwd=cwd)
     if result.returncode and check:
         raise ServiceError('%s exited %d; see %s'
                            % (' '.join(command[:2]), result.returncode,
@@ -140,33 +141,43 @@ class Placement:
         self.http.close()
 
 
-def _no_control_socket():
+def _no_control_socket(gunicorn):
     """Recent gunicorn opens ~/.gunicorn/gunicorn.ctl, one socket for
     every gunicorn of the user: keep ours to ourselves."""
-    usage = subprocess.run([tool('gunicorn'), '--help'], capture_output=True,
+    usage = subprocess.run([gunicorn, '--help'], capture_output=True,
                            text=True, check=False).stdout
     return ['--no-control-socket'] if '--no-control-socket' in usage else []
 
 
 class Gunicorn:
-    """``gunicorn -w N reserveapi.wsgi.api:application`` on loopback."""
+    """``gunicorn -w N reserveapi.wsgi.api:application`` on loopback.
 
-    def __init__(self, config_file, port, workers, log_path):
+    ``bin_dir`` and ``cwd`` run another installation's gunicorn (an older
+    release's virtualenv) from a directory where no other reserveapi can
+    be imported: gunicorn puts its working directory first on the import
+    path.
+    """
+
+    def __init__(self, config_file, port, workers, log_path,
+                 bin_dir=BIN_DIR, cwd=None):
         self.config_file = config_file
         self.port = port
         self.url = 'http://127.0.0.1:%d' % port
         self.workers = workers
         self.log_path = log_path
+        self.gunicorn = tool('gunicorn', bin_dir)
+        self.cwd = cwd
         self.start()
 
     def start(self):
         env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
         with open(self.log_path, 'ab') as log:
             self.process = subprocess.Popen(
-                [tool('gunicorn'), '-w', str(self.workers), '-b',
+                [self.gunicorn, '-w', str(self.workers), '-b',
                  '127.0.0.1:%d' % self.port, '--timeout', '60']
-                + _no_control_socket() + ['reserveapi.wsgi.api:application'],
-                stdout=log, stderr=log, env=env)
+                + _no_control_socket(self.gunicorn)
+                + ['reserveapi.wsgi.api:application'],
+                stdout=log, stderr=log, env=env, cwd=self.cwd)
         wait_for_port(self.url + '/', self.process, self.log_path)
         self._wait_workers(set())
 
@@ -259,17 +270,18 @@ class WorkerDaemon:
     counts as landing mid-job if the job had not finished.
     """
 
-    def __init__(self, config_file, log_path):
+    def __init__(self, config_file, log_path, bin_dir=BIN_DIR):
         self.config_file = config_file
         self.log_path = log_path
+        self.worker = tool('reserveapi-worker', bin_dir)
         self.process = None
         self.start()
 
     def start(self):
         with open(self.log_path + '.out', 'ab') as out:
             self.process = subprocess.Popen(
-                [tool('reserveapi-worker'), '--config-file',
-                 self.config_file], stdout=out, stderr=out)
+                [self.worker, '--config-file', self.config_file],
+                stdout=out, stderr=out)
 
     def _log_size(self):
         try:
