@@ -66,6 +66,22 @@ def get_enforcer():
     return _ENFORCER
 
 
+def check_at_startup():
+    """A policy file that does not parse stops the API at start-up, named,
+    rather than failing every request that is authorized with a 500.
+
+    :raises: ConfigurationError
+    """
+    enforcer = get_enforcer()
+    try:
+        enforcer.load_rules(force_reload=True)
+    except ValueError as exc:
+        raise exception.ConfigurationError(
+            '[oslo_policy] policy_file %s is not valid: %s.' % (
+                enforcer.policy_path or CONF.oslo_policy.policy_file,
+                ' '.join(str(exc).split()).rstrip('.')))
+
+
 def reset():
     global _ENFORCER
     with _ENFORCER_LOCK:

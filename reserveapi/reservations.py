@@ -30,6 +30,7 @@ from oslo_utils import uuidutils
 
 from reserveapi import notifications
 from reserveapi.common import exception
+from reserveapi.common import metrics
 from reserveapi.common import states
 import reserveapi.conf
 from reserveapi.db import matching as db_matching
@@ -68,17 +69,31 @@ def reserve(instance_uuid, host, project_id, request_spec,
     claimed in Ironic; a node Ironic refuses is left for a sync to read
     again, and the next candidate is tried.
 
+    Every call is counted by outcome (``reserveapi_reservations_total``).
+
     :raises: InvalidRequestSpec naming the key; NoValidNode; InstanceReserved
         when another host holds the instance; InstanceDeployed when
         Ironic has it on another node; IronicUnavailable (no reservation
         is left behind).
     """
+    try:
+        reservation, created = _reserve(instance_uuid, host, project_id,
+                                        request_spec, candidate_nodes,
+                                        conductor_group, shard)
+    except Exception as error:
+        outcome, cause = metrics.reservation_outcome(error)
+        metrics.RESERVATIONS.labels(outcome=outcome, cause=cause).inc()
+        raise
+    metrics.RESERVATIONS.labels(outcome='created' if created else 'existing',
+                                cause='').inc()
+    return reservation, created
+
+
+def _reserve(instance_uuid, host, project_id, request_spec, candidate_nodes,
+             conductor_group, shard):
     spec = spec_mod.parse_request_spec(request_spec)
-    context = filters.MatchContext(
-        project_id=project_id, exact_match=CONF.matcher.exact_match,
-        candidate_nodes=(frozenset(candidate_nodes)
-                         if candidate_nodes is not None else None),
-        conductor_group=conductor_group, shard=shard)
+    context = _match_context(project_id, candidate_nodes, conductor_group,
+                             shard)
     try:
         return _claim(instance_uuid, host, spec, context,
                       request_spec), True
@@ -89,6 +104,14 @@ def reserve(instance_uuid, host, project_id, request_spec,
     if _still_claimed(existing, request_spec):
         return existing, False
     return _claim(instance_uuid, host, spec, context, request_spec), True
+
+
+def _match_context(project_id, candidate_nodes, conductor_group, shard):
+    return filters.MatchContext(
+        project_id=project_id, exact_match=CONF.matcher.exact_match,
+        candidate_nodes=(frozenset(candidate_nodes)
+                         if candidate_nodes is not None else None),
+        conductor_group=conductor_group, shard=shard)
 
 
 CANDIDATE_ROUNDS = 10
@@ -110,8 +133,8 @@ def _claim(instance_uuid, host, spec, context, request_spec):
         candidates, python_eliminated = _best_candidates(spec, context,
                                                          node_filter)
         if not candidates:
-            raise exception.NoValidNode(
-                reason=_explain(node_filter, python_eliminated))
+            reason, criterion = _explain(node_filter, python_eliminated)
+            raise exception.NoValidNode(reason=reason, criterion=criterion)
         for node in candidates[:CONF.matcher.max_attempts]:
             tried += 1
             try:
@@ -120,6 +143,7 @@ def _claim(instance_uuid, host, spec, context, request_spec):
                 reservation = db_reservations.create_reservation(
                     dict(values, uuid=uuidutils.generate_uuid()), node)
             except exception.NodeAlreadyReserved:
+                metrics.RESERVATION_LOST_RACES.inc()
                 LOG.debug('Node %s was taken concurrently; trying the '
                           'next.', node.uuid)
                 continue
@@ -137,7 +161,7 @@ def _claim(instance_uuid, host, spec, context, request_spec):
                'or refused by Ironic (%d); retry.' % (tried, refused)
         if refused else
         '%d matching nodes were all reserved by concurrent requests; '
-        'retry.' % tried)
+        'retry.' % tried, criterion='lost_races')
 
 
 def _claiming_source():
@@ -276,12 +300,22 @@ def _prefilter(spec, context):
 def _best_candidates(spec, context, node_filter):
     """Matching nodes in the order to try them, and, while none matched,
     what eliminated the nodes SQL let through (for the explanation).
+    """
+    matched, python_eliminated = _first_matches(
+        spec, context, node_filter,
+        max(CONF.matcher.subset_size, CONF.matcher.max_attempts))
+    ranked = selection.rank(spec, matched, CONF.matcher.subset_size)
+    return ranked, python_eliminated
+
+
+def _first_matches(spec, context, node_filter, wanted):
+    """The first ``wanted`` matching nodes, and, while none matched, what
+    eliminated the nodes SQL let through.
 
     Batches come best fit first, so the first nodes that match are the
     best ones; reading stops once there are enough to choose among.
     Memory stays bounded by one batch whatever the inventory size.
     """
-    wanted = max(CONF.matcher.subset_size, CONF.matcher.max_attempts)
     matched = []
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
@@ -297,21 +331,34 @@ def _best_candidates(spec, context, node_filter):
                 capability_values[key].update(counter)
         if len(matched) >= wanted:
             break
-    ranked = selection.rank(spec, matched, CONF.matcher.subset_size)
-    return ranked, (eliminated, capability_values)
+    return matched, (eliminated, capability_values)
 
 
 def _explain(node_filter, python_eliminated):
-    """'120 nodes: 80 wrong resource class, 30 lack trait ...'."""
-    total, eliminated, capability_values = db_matching.count_eliminated(
-        node_filter, selection.CAPABILITY_VALUES_SHOWN)
+    """'120 nodes: 80 wrong resource class, 30 lack trait ...', and the
+    criterion it names first."""
+    total, eliminated, capability_values = _with_python(
+        db_matching.tally(node_filter), python_eliminated)
+    return (selection.explain(total, eliminated, capability_values),
+            selection.leading_criterion(eliminated))
+
+
+def _with_python(counted, python_eliminated):
+    """``(total, eliminated, capability_values)``: what SQL eliminated
+    (``counted``, a db.matching.Tally) and what Python eliminated among
+    the nodes SQL let through (``(counts, values)`` of
+    selection.eliminate), added up. The 409's explanation and
+    candidates' ``excluded`` both come from here."""
+    eliminated = dict(counted.eliminated)
+    capability_values = {key: collections.Counter(counter) for key, counter
+                         in counted.capability_values.items()}
     counts, values = python_eliminated
     for key, count in counts.items():
         eliminated[key] = eliminated.get(key, 0) + count
     for key, counter in values.items():
         capability_values.setdefault(key, collections.Counter()).update(
             counter)
-    return selection.explain(total, eliminated, capability_values)
+    return counted.total, eliminated, capability_values
 
 
 def expires_at(reservation):
@@ -547,3 +594,82 @@ def get_capacity(host=None, shard=None, conductor_group=None,
     :raises: DBError
     """
     return db_nodes.get_capacity(host, shard, conductor_group, labels)
+
+
+CANDIDATES_SHOWN = 10
+"""Nodes a candidates answer names unless asked for another number."""
+_CAPABILITIES = next(criterion for criterion in filters.CRITERIA
+                     if criterion.name == 'capabilities')
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidates:
+    """What a reservation with a request spec could get now.
+
+    ``count`` nodes of ``total`` (every node not vanished that the
+    caller counts over; None when not explained); ``by_partition``,
+    ``{(shard, conductor_group):
+    count}`` of them (``''`` is Ironic's default group); ``excluded``,
+    selection.Exclusion entries in the order the matcher applies its
+    criteria; ``nodes``, the first of them, best fit first.
+    """
+
+    count: int
+    total: int | None
+    by_partition: dict
+    excluded: list
+    nodes: list
+
+
+def candidates(project_id, request_spec, candidate_nodes=None,
+               conductor_group=None, shard=None, limit=CANDIDATES_SHOWN,
+               usable_by=None, explain=True):
+    """How many nodes ``reserve`` with these arguments could get now,
+    why the others are excluded (unless not ``explain``: ``total`` is
+    then None and ``excluded`` empty, at the cost of reading only the
+    nodes that pass the rules before the capabilities), and the first
+    ``limit`` of them in the order a reservation tries them. Nothing is
+    held.
+
+    The nodes are counted as a 409 of ``reserve`` explains them, by the
+    same code: SQL counts every node under the first criterion it fails
+    (db.matching.tally), then Python checks the capabilities of the
+    nodes SQL let through, once per distinct set of them, as it checks
+    every node it reserves. With ``usable_by`` (a project) only the
+    nodes that project may use are counted or named.
+
+    :raises: InvalidRequestSpec naming the key; DBError
+    """
+    spec = spec_mod.parse_request_spec(request_spec)
+    context = _match_context(project_id, candidate_nodes, conductor_group,
+                             shard)
+    node_filter = _prefilter(spec, context)
+    counted = db_matching.tally(node_filter, usable_by=usable_by,
+                                partitions=True,
+                                capabilities=bool(spec.capabilities),
+                                explain=explain)
+    by_partition = collections.Counter()
+    misses, weights = [], []
+    for group in counted.passing:
+        miss = _CAPABILITIES.check(spec, group, context)
+        if miss is None:
+            by_partition[group.shard, group.conductor_group or ''] += (
+                group.count)
+        else:
+            misses.append((group, _CAPABILITIES.name, miss))
+            weights.append(group.count)
+    total, eliminated, capability_values = _with_python(
+        counted, selection.eliminate(misses, weights))
+    nodes = []
+    if limit:
+        matched, _python_eliminated = _first_matches(
+            spec, context, node_filter, max(
+                limit, CONF.matcher.subset_size, CONF.matcher.max_attempts))
+        nodes = selection.by_fit(spec, matched)[:limit]
+    return Candidates(
+        count=sum(by_partition.values()), total=total if explain else None,
+        by_partition=dict(sorted(by_partition.items(),
+                                 key=lambda item: (item[0][0] or '',
+                                                   item[0][1]))),
+        excluded=selection.excluded(spec, eliminated, capability_values),
+        nodes=nodes)

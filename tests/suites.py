@@ -11,10 +11,10 @@
 # under the License.
 
 """The gate of each suite against a real peer (Ironic, Keystone, Nova,
-Galera, RabbitMQ, other OSC plugins): its package loads its tests only
-under its own tox env, which sets ``RESERVEAPI_TEST_SUITE``; anywhere
-else (the README's ``tox -e py3``) it contributes no test at all, not
-even a skipped one."""
+Galera, RabbitMQ, Prometheus, other OSC plugins): its package loads its
+tests only under its own tox env, which sets ``RESERVEAPI_TEST_SUITE``;
+anywhere else (the README's ``tox -e py3``) it contributes no test at
+all, not even a skipped one."""
 
 import os
 

@@ -26,7 +26,9 @@ import pecan
 from reserveapi.api import errors
 from reserveapi.api import expose
 from reserveapi.api import hooks
+from reserveapi.api import metrics
 from reserveapi.api import service_token
+from reserveapi.common import context
 from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.peers import credentials
@@ -69,6 +71,22 @@ def _with_healthcheck(app, healthcheck_app):
     return dispatch
 
 
+def _own_request_context(app):
+    """Every log line of a request carries that request's id, whichever
+    code logs it: the healthcheck and the middleware too, which run
+    before (or without) the context the hooks build. Otherwise a line
+    would carry the id the thread's previous request left behind.
+    """
+
+    def dispatch(environ, start_response):
+        context.RequestContext(
+            request_id=environ.get(request_id.ENV_REQUEST_ID),
+            overwrite=True)
+        return app(environ, start_response)
+
+    return dispatch
+
+
 def check_auth_at_startup():
     """With ``[api] auth_strategy = keystone``, auth_token needs a service
     user in ``[keystone_authtoken]`` (or the section its auth_section
@@ -106,9 +124,10 @@ def _public_version_discovery(app, authenticated_app):
 
 def setup_app(loopback_only=False):
     """The pecan app wrapped, outermost first, in proxy-header handling,
-    request ids, CORS, healthcheck, error formatting, body size limit and
-    (with auth_strategy = keystone) auth_token and the service token
-    check.
+    request ids, the request's own logging context, (with [metrics]
+    enabled) the metrics endpoint and request timing, CORS, healthcheck,
+    error formatting, body size limit and (with auth_strategy =
+    keystone) auth_token and the service token check.
 
     ``loopback_only``: the caller serves on a loopback address only (the
     development server, the demo), so noauth is no open door to warn of.
@@ -136,5 +155,10 @@ def setup_app(loopback_only=False):
     app = errors.ErrorFormatter(app)
     app = _with_healthcheck(app, healthcheck.Healthcheck(None, CONF))
     app = cors.CORS(app, CONF)
+    if CONF.metrics.enabled:
+        app = metrics.RequestMetrics(app, fixed_paths=(HEALTHCHECK_PATH,))
+        app = metrics.MetricsEndpoint(app, CONF.metrics.path,
+                                      CONF.metrics.allowed_networks)
+    app = _own_request_context(app)
     app = request_id.RequestId(app)
     return http_proxy_to_wsgi.HTTPProxyToWSGI(app, CONF)

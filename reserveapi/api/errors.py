@@ -26,8 +26,10 @@ from oslo_log import log
 import webob
 import webob.exc
 
+from reserveapi.api import expose
 from reserveapi.api import microversion
 from reserveapi.common import exception
+from reserveapi.common import outages
 import reserveapi.conf
 
 LOG = log.getLogger(__name__)
@@ -37,6 +39,23 @@ RETRY_AFTER_SECONDS = 2
 """Sent with every 503. A database or peer restart usually takes a few
 seconds; keystoneauth1 (our client included) waits this long between its
 retries of a 503."""
+
+OUTAGES = outages.OutageLog(LOG, '%s')
+"""5xx answers by route (``POST /v1/reservations``): the first logged
+with its cause, then at most one line a minute, until the route answers
+again. A database outage would otherwise log every request refused."""
+FAILURE_KEY = 'reserveapi.failure'
+"""The error a 5xx answered, for ErrorFormatter to log once the
+exception is handled (oslo.log would repeat it in the line)."""
+
+
+def _subject(environ):
+    """``POST /v1/reservations``: the route a request took, never its
+    path (one outage per route, however many paths fail)."""
+    route = environ.get(expose.ROUTE_KEY)
+    if route is None:
+        return 'A request before routing'
+    return '%s %s' % (route.method, route.template)
 
 
 def _generic_code(status):
@@ -75,9 +94,7 @@ def from_exception(exc, environ):
     request_id = environ.get(REQUEST_ID_KEY)
     if isinstance(exc, exception.ReserveapiException):
         if exc.status >= 500:
-            cause = getattr(exc, 'cause', None)
-            LOG.error('%s: %s%s', exc.code, exc.detail,
-                      ' Cause: %s' % cause if cause else '')
+            environ[FAILURE_KEY] = exc
         return _response_for(exc, request_id)
     if isinstance(exc, webob.exc.HTTPException):
         headers = {}
@@ -135,7 +152,8 @@ def _detail_of(response):
 
 
 class ErrorFormatter:
-    """WSGI middleware: any other 4xx/5xx body becomes API-WG JSON."""
+    """WSGI middleware: any other 4xx/5xx body becomes API-WG JSON, and
+    the outages of a route are logged (``OUTAGES``)."""
 
     def __init__(self, application):
         self.application = application
@@ -146,6 +164,11 @@ class ErrorFormatter:
             response = request.get_response(self.application)
         except Exception as exc:
             response = from_exception(exc, environ)
+        failure = environ.get(FAILURE_KEY)
+        if failure is not None:
+            OUTAGES.failed(_subject(environ), failure)
+        elif OUTAGES.active and response.status_code < 500:
+            OUTAGES.succeeded(_subject(environ))
         if response.status_code >= 400 and not _is_api_wg(response):
             status = response.status_code
             headers = {name: value for name, value in response.headers.items()

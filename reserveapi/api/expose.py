@@ -34,13 +34,15 @@ ROUTE_KEY = 'reserveapi.route'
 ARGUMENTS_KEY = 'reserveapi.arguments'
 
 
-def expose(status=200, query=None, body=False, media_types=None):
+def expose(status=200, query=None, body=False, media_types=None,
+           min_version=None):
     """Expose a JSON method; ``status`` is its usual success status.
 
     ``query`` maps each query parameter the method takes to the type
     that validates it (``api/types.py``); ``body`` says it reads a JSON
-    body, of one of ``media_types`` (JSON by default). A method may
-    still set ``pecan.response.status`` itself.
+    body, of one of ``media_types`` (JSON by default). A route new in a
+    microversion names it (``min_version``): below it, the route does
+    not exist. A method may still set ``pecan.response.status`` itself.
     """
 
     def decorate(method):
@@ -63,6 +65,7 @@ def expose(status=200, query=None, body=False, media_types=None):
         wrapped.query = dict(query or {})
         wrapped.media_types = tuple(
             media_types or body_mod.JSON_MEDIA_TYPES) if body else ()
+        wrapped.min_version = min_version
         wrapped.signature_of = method
         return pecan.expose('json', content_type='application/json')(wrapped)
 

@@ -33,7 +33,9 @@ class RouteHook(hooks.PecanHook):
 
     def on_route(self, state):
         request = state.request
-        route, path_args = routes.match(request.method, _path(request))
+        route, path_args = routes.match(
+            request.method, _path(request),
+            lambda: microversion.from_headers(request.headers))
         arguments = dict(path_args)
         arguments.update(query.parse(request.environ.get('QUERY_STRING', ''),
                                      route.query))

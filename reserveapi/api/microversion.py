@@ -40,9 +40,13 @@ VERSIONS = [
             # the architectures, all of that partition: a compute host's
             # periodic report in one request that costs the same at any
             # number of nodes.
+    '1.3',  # Capacity planning: POST /v1/candidates answers how many
+            # nodes a reservation with a request spec could get now,
+            # per partition, and what excluded the others.
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
 CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')
+CANDIDATES = microversion_parse.parse_version_string('1.3')
 MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 

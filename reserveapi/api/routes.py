@@ -69,6 +69,11 @@ class Route:
         """The body's media types; empty when the route takes no body."""
         return self.function.media_types
 
+    @property
+    def min_version(self):
+        """The microversion that added the route; None: every one."""
+        return self.function.min_version
+
 
 def routes():
     """Every exposed Route, sorted by template and method."""
@@ -85,16 +90,26 @@ def _table():
                         key=lambda route: (route.template, route.method)))
 
 
-def match(method, path):
+def match(method, path, version_of):
     """The Route for ``method`` on ``path`` and its path parameters.
 
+    ``version_of()`` is the request's microversion, asked for only when a
+    route of the path is newer than some: a route newer than the request
+    is not there.
+
     :raises: webob HTTPNotFound when no template matches the path,
-        HTTPMethodNotAllowed (with ``allow``) when none takes the method.
+        HTTPMethodNotAllowed (with ``allow``) when none takes the method;
+        what ``version_of`` raises.
     """
     if path != '/' and path.endswith('/'):
         path = path[:-1]
     matches = [(route, found) for route in _table()
                for found in [route.pattern.fullmatch(path)] if found]
+    if any(route.min_version for route, _found in matches):
+        version = version_of()
+        matches = [(route, found) for route, found in matches
+                   if route.min_version is None
+                   or version >= route.min_version]
     for route, found in matches:
         if route.method == method:
             return route, found.groupdict()
@@ -109,6 +124,19 @@ def match(method, path):
             matches[0][0].template, ', '.join(allowed)))
     error.allow = allowed
     raise error
+
+
+def template_for(path):
+    """The template of the routes ``path`` matches, whatever their
+    method (``/v1/reservations/{reservation_uuid}``), or None: how a
+    request that never reached a controller (a 405, a 401 from
+    auth_token) is counted without its path."""
+    if path != '/' and path.endswith('/'):
+        path = path[:-1]
+    for route in _table():
+        if route.pattern.fullmatch(path):
+            return route.template
+    return None
 
 
 def _add(found, method, template, function):

@@ -29,12 +29,14 @@ MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
-MAX_VERSION = '1.2'
+MAX_VERSION = '1.3'
 # The first microversions that know Ironic partitions in a reservation
-# (``shard``, ``conductor_group``) and the capacity summary of a
-# partition (``GET /v1/capacity`` with traits and architectures).
+# (``shard``, ``conductor_group``), the capacity summary of a partition
+# (``GET /v1/capacity`` with traits and architectures) and candidates
+# (``POST /v1/candidates``).
 PARTITIONS_VERSION = '1.1'
 SUMMARY_VERSION = '1.2'
+CANDIDATES_VERSION = '1.3'
 # Idempotent calls are retried on connection failures and on these
 # statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
 RETRIES = 3

@@ -111,6 +111,28 @@ class ReservationClient(base.BaseClient):
             'GET', '/v1/capacity?' + urllib.parse.urlencode(sorted(
                 query.items())))
 
+    def candidates(self, request_spec, project_id=None, candidate_nodes=None,
+                   shard=None, conductor_group=None, limit=None,
+                   explain=True):
+        """How many nodes a reservation with these arguments could get
+        now, per partition, what excluded the others (unless not
+        ``explain``, which costs much less), and the first ``limit`` of
+        them; nothing is held, so it is retried. Needs microversion 1.3.
+        """
+        self._require(base.CANDIDATES_VERSION, 'candidates')
+        body = dict(_partition(shard, conductor_group),
+                    request_spec=request_spec)
+        if project_id is not None:
+            body['project_id'] = project_id
+        if candidate_nodes is not None:
+            body['candidate_nodes'] = list(candidate_nodes)
+        if limit is not None:
+            body['limit'] = limit
+        if not explain:
+            body['explain'] = False
+        return self.request('POST', '/v1/candidates', json=body,
+                            idempotent=True)
+
     def _require(self, version, what):
         if not self.speaks(version):
             raise base.ClientError(

@@ -27,10 +27,11 @@ from wsgiref import simple_server
 from oslo_log import log
 
 from reserveapi import fleet
+from reserveapi import policy
 from reserveapi.api import app
-from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import backends
 from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
@@ -81,14 +82,14 @@ USAGE = service.usage(
     'uWSGI, mod_wsgi).')
 
 
+@service.console_script
 def main(argv=None):
-    service.prepare_service(sys.argv[1:] if argv is None else argv,
-                            usage=USAGE)
-    try:
-        app.check_auth_at_startup()
-        credentials.check_placement_at_startup()
-    except exception.MissingCredentials as exc:
-        sys.exit(str(exc))
+    service.prepare_service(
+        sys.argv[1:] if argv is None else argv, usage=USAGE,
+        checks=(backends.check_connection_url, app.check_auth_at_startup,
+                policy.check_at_startup,
+                credentials.check_placement_at_startup,
+                credentials.check_ironic_at_startup))
     application = app.setup_app(loopback_only=_loopback(CONF.api.host_ip))
     try:
         server = simple_server.make_server(

@@ -21,13 +21,12 @@ nothing is left), then, once no process of the previous release runs,
 
 import sys
 
-from oslo_config import cfg
-
 from reserveapi import fleet
 from reserveapi import version
 from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import backends
 from reserveapi.db import derived
 from reserveapi.db import migration
 
@@ -167,8 +166,7 @@ def _add_commands(subparsers):
     parser.set_defaults(func=_revision)
 
 
-COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
-                                handler=_add_commands)
+COMMAND_OPT = service.sub_commands(_add_commands)
 
 
 USAGE = service.usage(
@@ -187,12 +185,14 @@ USAGE = service.usage(
               ('revision', 'Create a new migration script (developers).')))
 
 
+@service.console_script
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not any(arg in COMMANDS + ('-h', '--help') for arg in argv):
         argv = argv + ['upgrade']
     CONF.register_cli_opt(COMMAND_OPT)
-    service.prepare_service(argv, usage=USAGE)
+    service.prepare_service(argv, usage=USAGE,
+                            checks=(backends.check_connection_url,))
     try:
         return CONF.command.func()
     except exception.UpgradeRefused as exc:

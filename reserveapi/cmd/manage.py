@@ -19,13 +19,13 @@ what), 2 bad usage.
 import json
 import sys
 
-from oslo_config import cfg
 from oslo_log import log
 
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import backends
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import desired as mirror_desired
 from reserveapi.mirror import nova as mirror_nova
@@ -318,8 +318,7 @@ def _add_commands(subparsers):
         parser.set_defaults(func=func)
 
 
-COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
-                                handler=_add_commands)
+COMMAND_OPT = service.sub_commands(_add_commands)
 
 
 USAGE = service.usage(
@@ -330,8 +329,10 @@ USAGE = service.usage(
     commands=[(name, _summary(func)) for name, func in COMMANDS.items()])
 
 
+@service.console_script
 def main(argv=None):
     CONF.register_cli_opt(COMMAND_OPT)
     service.prepare_service(sys.argv[1:] if argv is None else argv,
-                            usage=USAGE)
+                            usage=USAGE,
+                            checks=(backends.check_connection_url,))
     return CONF.command.func()

@@ -30,6 +30,7 @@ from reserveapi import fleet
 from reserveapi.common import exception
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import backends
 from reserveapi.db import derived
 from reserveapi.db import healthcheck
 from reserveapi.db import migration
@@ -376,11 +377,24 @@ USAGE = service.usage(
                                 'report.'),))
 
 
+def _add_commands(subparsers):
+    """oslo.upgradecheck's ``upgrade check [--json]``, with a ``prog`` of
+    its own."""
+    parser = subparsers.add_parser('upgrade', prog='reserveapi-status '
+                                   'upgrade')
+    parser.add_argument('check', choices=('check',))
+    parser.add_argument('--json', action='store_true',
+                        help='Print the results as JSON.')
+    parser.set_defaults(action_fn=Checks().check)
+
+
+@service.console_script
 def main(argv=None):
     # upgradecheck.main, with our usage and the options every command
     # takes accepted after "upgrade check" too.
-    upgradecheck.register_cli_options(CONF, Checks())
+    CONF.register_cli_opt(service.sub_commands(_add_commands))
     service.prepare_service(sys.argv[1:] if argv is None else argv,
-                            usage=USAGE, results_on_stdout=True)
+                            usage=USAGE,
+                            checks=(backends.check_connection_url,))
     upgradecheck.CONF = CONF
     return upgradecheck.run(CONF)

@@ -14,7 +14,11 @@
 
 Each job claims its work in the database, so any number of workers may
 run at once. ``--once`` runs every job a single time and exits, for cron
-and for tests.
+and for tests. A job that fails is logged as an outage
+(``common/outages.py``): one line with its cause when it begins, at most
+one a minute while it lasts, one when the job works again. With
+``[metrics] enabled`` the daemon serves its metrics and the database's
+gauges (``monitoring/``).
 """
 
 import functools
@@ -23,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from futurist import periodics
 from oslo_config import cfg
@@ -30,14 +35,18 @@ from oslo_log import log
 
 from reserveapi import fleet
 from reserveapi import reservations
-from reserveapi.common import exception
+from reserveapi.common import metrics
+from reserveapi.common import outages
 from reserveapi.common import service
 import reserveapi.conf
+from reserveapi.db import backends
 from reserveapi.inventory import ironic
 from reserveapi.inventory import ironic_reconcile
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import state as mirror_state
 from reserveapi.mirror import sync as mirror_sync
+from reserveapi.monitoring import database
+from reserveapi.monitoring import exposition
 from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
@@ -78,42 +87,65 @@ def jobs():
     return enabled
 
 
+_OUTAGES = outages.OutageLog(LOG, 'Job %s')
+
+
+def start_counting(enabled):
+    """Give every job's series a value before its first run, so that
+    Prometheus sees the first failure as an increase."""
+    for name, _interval, _job in enabled:
+        metrics.JOB_RUNS.labels(worker_job=name)
+        metrics.JOB_DURATION.labels(worker_job=name)
+        metrics.JOB_LAST_SUCCESS.labels(worker_job=name)
+        for cause in outages.PEERS:
+            metrics.JOB_FAILURES.labels(worker_job=name, cause=cause)
+
+
+def run_job(name, job):
+    """Run ``job`` once; whether it succeeded. It is logged at DEBUG
+    when it starts and finishes (an operator, or the soak, which kills
+    workers mid-job, can tell which job a worker is in), counted and
+    timed for Prometheus, and a failure is logged as an outage, its
+    traceback at DEBUG, never raised.
+    """
+    LOG.debug('Running %s', name)
+    metrics.JOB_RUNS.labels(worker_job=name).inc()
+    started = time.monotonic()
+    failure = None
+    try:
+        job()
+    except Exception as error:
+        failure = error
+    metrics.JOB_DURATION.labels(worker_job=name).observe(
+        time.monotonic() - started)
+    if failure is not None:
+        # Logged out of the except block: oslo.log would add the error
+        # the line already describes.
+        metrics.JOB_FAILURES.labels(worker_job=name,
+                                    cause=outages.peer(failure)).inc()
+        _OUTAGES.failed(name, failure)
+        return False
+    metrics.JOB_LAST_SUCCESS.labels(worker_job=name).set_to_current_time()
+    _OUTAGES.succeeded(name)
+    LOG.debug('Finished %s', name)
+    return True
+
+
 def run_once(enabled):
     """Run every job once; a failing job does not keep the others from
     running. Returns 1 if any failed, for cron.
     """
-    failed = False
-    for name, _interval, job in enabled:
-        LOG.info('Running %s', name)
-        try:
-            job()
-        except Exception:
-            LOG.exception('Job %s failed', name)
-            failed = True
-    return 1 if failed else 0
-
-
-def _traced(name, job):
-    """``job``, logging at DEBUG when each run starts and finishes, so
-    that an operator (or the soak, which kills workers mid-job) can tell
-    which job a worker is in.
-    """
-
-    def run():
-        LOG.debug('Running %s', name)
-        job()
-        LOG.debug('Finished %s', name)
-
-    return run
+    results = [run_job(name, job) for name, _interval, job in enabled]
+    return 0 if all(results) else 1
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_forever(enabled):
-    """Run the jobs at their intervals (futurist logs and survives a
-    failing run; the job runs again at its next interval) until SIGTERM
-    or SIGINT.
+    """Run the jobs at their intervals (a failing run is logged by
+    run_job; the job runs again at its next interval) until SIGTERM or
+    SIGINT.
 
     A stop lets the job under way finish: its leases are dropped and
     its claims recorded, so that no other worker waits for a lease of a
@@ -121,7 +153,7 @@ def run_forever(enabled):
     """
     callables = [
         (periodics.periodic(spacing=interval, run_immediately=True)(
-            functools.partial(_traced(name, job))), (), {})
+            functools.partial(run_job, name, job)), (), {})
         for name, interval, job in enabled]
     worker = periodics.PeriodicWorker(callables)
     asked = []  # the signal's name; a handler takes no lock (see below)
@@ -170,16 +202,27 @@ USAGE = service.usage(
     'and exits 1 if any failed.')
 
 
+@service.console_script
 def main(argv=None):
     CONF.register_cli_opts(CLI_OPTS)
-    service.prepare_service(sys.argv[1:] if argv is None else argv,
-                            usage=USAGE)
-    try:
-        credentials.check_placement_at_startup()
-    except exception.MissingCredentials as exc:
-        sys.exit(str(exc))
+    service.prepare_service(
+        sys.argv[1:] if argv is None else argv, usage=USAGE,
+        checks=(backends.check_connection_url,
+                credentials.check_placement_at_startup,
+                credentials.check_ironic_at_startup))
     enabled = jobs()
     LOG.info('Jobs: %s', ', '.join(name for name, _i, _j in enabled))
+    start_counting(enabled)
+    if CONF.metrics.enabled and not CONF.once:
+        try:
+            exposition.serve_worker(CONF.metrics.worker_host,
+                                    CONF.metrics.worker_port,
+                                    [database.DatabaseCollector()])
+        except OSError as exc:
+            sys.exit('Cannot serve metrics on %s:%s: %s ([metrics] '
+                     'worker_host and worker_port).' % (
+                         CONF.metrics.worker_host, CONF.metrics.worker_port,
+                         exc.strerror or exc))
     fleet.start_heartbeat('worker')
     try:
         if CONF.once:

@@ -213,6 +213,15 @@ class DatabaseUnavailable(ServiceUnavailable):
                'later.')
 
 
+class NoSchema(DatabaseUnavailable):
+    """The database has no tables yet, or not the ones this release
+    reads (its SQLite file does not even exist)."""
+
+    code = 'reserveapi.no_schema'
+    msg_fmt = ('The database has no schema yet, or an older one: run '
+               '"reserveapi-dbsync upgrade".')
+
+
 class DatabaseUnhealthy(ServiceUnavailable):
     """The database answers, but this node must not take traffic (a
     Galera node not Synced or not Primary): ``GET /healthcheck`` says
@@ -310,7 +319,18 @@ class SyncInProgress(Conflict):
     msg_fmt = 'Another process is syncing the inventory.'
 
 
-class MissingCredentials(ReserveapiException):
+class ConfigurationError(ReserveapiException):
+    """An operator's mistake in the configuration (a file that cannot be
+    read, a value an option refuses, a section the chosen mode needs) or
+    on the command line. The process does not start; the commands exit 2
+    with this one line.
+    """
+
+    code = 'reserveapi.configuration_error'
+    msg_fmt = '%(reason)s'
+
+
+class MissingCredentials(ConfigurationError):
     """A peer group lacks options that the service needs: the process
     does not start, so no caller ever sees it."""
 

@@ -10,18 +10,46 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Start-up shared by every entry point: config files, then logging."""
+"""Start-up shared by every entry point: config files, then logging.
 
+An operator's mistake (a file that is not there, a value an option
+refuses, a section the chosen mode needs) is one line naming the file,
+the option and what would be valid, never a traceback unless --debug:
+exit 2 for a mistake in the command line or the configuration, 1 for a
+failure the command could not get past (the database does not answer).
+"""
+
+import argparse
+import difflib
+import functools
+import glob
+import grp
 import itertools
+import os
+import pwd
+import sys
 import textwrap
+import traceback
 
 from oslo_config import cfg
+from oslo_config import types
 from oslo_log import log
 
 from reserveapi import version
+from reserveapi.common import exception
 import reserveapi.conf
+from reserveapi.conf import opts
 
+LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
+
+PROJECT = 'reserveapi'
+CONFIG_FILE = PROJECT + '.conf'
+SEARCHED = ('~/.' + PROJECT, '~', '/etc/' + PROJECT, '/etc')
+"""Where oslo.config looks for reserveapi.conf without --config-file,
+in this order; the first found is read (as Nova and Ironic do)."""
+USAGE_ERROR = 2
+RUNTIME_ERROR = 1
 
 
 GLOBAL_VALUE_OPTIONS = frozenset((
@@ -62,36 +90,273 @@ def global_options_first(argv):
 
 
 def prepare_service(argv=None, default_config_files=None, usage=None,
-                    results_on_stdout=False):
-    """Parse the command line and config files into CONF; set up logging.
+                    named_by='--config-file', checks=()):
+    """Parse the command line and config files into CONF, check every
+    value, set up logging, run ``checks`` (what the process's mode needs,
+    each raising ConfigurationError), then say which file was read.
 
-    ``usage`` opens ``--help``: argparse prints it as written, before
-    the many logging options oslo.log adds, so a command says what it
-    does and which commands it has first.
+    Without ``default_config_files`` (or --config-file), oslo.config's
+    search finds reserveapi.conf (``SEARCHED``). ``named_by`` is what
+    named the files, for the line saying one is missing. ``usage`` opens
+    ``--help``: argparse prints it as written, before the many logging
+    options oslo.log adds, so a command says what it does and which
+    commands it has first.
+
+    :raises: ConfigurationError, one line per mistake, the only line
+        the process writes.
     """
     log.register_options(CONF)
-    if results_on_stdout:
-        # A command whose output is read (reserveapi-status --json):
-        # logs, --debug ones included, go to stderr unless a log file is
-        # set.
-        CONF.set_default('use_stderr', True)
     log.set_defaults(default_log_levels=log.get_default_log_levels() + [
         'alembic=WARNING', 'keystonemiddleware=WARNING'])
-    CONF(global_options_first(argv or []), project='reserveapi',
-         version=version.release_string(),
-         default_config_files=default_config_files, usage=usage)
-    log.setup(CONF, 'reserveapi')
-    _refuse_unknown_source()
-
-
-def _refuse_unknown_source():
-    """A source we do not know stops the service at start-up, in one
-    line, rather than at the first request or sync that reads it."""
+    _read(global_options_first(argv or []), default_config_files, usage,
+          named_by)
+    _check_values()
+    if not (CONF.log_file or CONF.log_dir):
+        # Diagnostics on stderr, so that stdout holds a command's results
+        # alone (reserveapi-status --json, reserveapi-dbsync current).
+        CONF.set_default('use_stderr', True)
     try:
-        CONF.inventory.source  # noqa: B018
-    except cfg.ConfigFileValueError as exc:
-        raise SystemExit('Invalid [inventory] source: %s'
-                         % str(exc).rpartition('is not valid: ')[2])
+        log.setup(CONF, PROJECT)
+    except OSError as exc:
+        raise exception.ConfigurationError(
+            'Cannot write the log file %s: %s ([DEFAULT] log_dir and '
+            'log_file).' % (exc.filename, exc.strerror))
+    for check in checks:
+        check()
+    _say_which_files()
+    _warn_of_unknown_names()
+
+
+def _read(argv, default_config_files, usage, named_by):
+    try:
+        CONF(argv, project=PROJECT, version=version.release_string(),
+             default_config_files=default_config_files, usage=usage)
+    except cfg.ConfigFilesNotFoundError as exc:
+        raise exception.ConfigurationError(
+            'Configuration file %s not found (named by %s).'
+            % (', '.join(exc.config_files), named_by))
+    except cfg.ConfigFilesPermissionDeniedError as exc:
+        raise exception.ConfigurationError('; '.join(
+            _unreadable(path) for path in exc.config_files) + '.')
+    except cfg.ConfigDirNotFoundError as exc:
+        raise exception.ConfigurationError(
+            'Configuration directory %s not found (named by --config-dir).'
+            % exc.config_dir)
+    except IsADirectoryError as exc:
+        raise exception.ConfigurationError(
+            'Configuration file %s is a directory (--config-dir reads the '
+            'files of one).' % exc.filename)
+    except cfg.ConfigFileParseError as exc:
+        detail = exc.msg.replace('at %s:' % exc.config_file, 'line ')
+        raise exception.ConfigurationError(
+            'Cannot parse the configuration file %s: %s.'
+            % (exc.config_file, detail.rstrip('.')))
+    except cfg.Error as exc:
+        raise exception.ConfigurationError(str(exc))
+
+
+def _unreadable(path):
+    """Why this process may not read ``path``: who may."""
+    try:
+        status = os.stat(path)
+        owner = '%s:%s, mode %o' % (_name(pwd.getpwuid, status.st_uid),
+                                    _name(grp.getgrgid, status.st_gid),
+                                    status.st_mode & 0o777)
+    except OSError as exc:
+        owner = exc.strerror
+    return ('Cannot read the configuration file %s: permission denied to '
+            'user %s (the file is %s)' % (
+                path, _name(pwd.getpwuid, os.geteuid()), owner))
+
+
+def _name(lookup, number):
+    try:
+        return lookup(number)[0]
+    except KeyError:
+        return str(number)
+
+
+_VALUE_ERRORS = (cfg.ConfigSourceValueError, cfg.TemplateSubstitutionError)
+
+
+def _check_values():
+    """Read every registered option now: a value its option refuses
+    stops the process here, named, rather than at the first request or
+    job that reads it, with a traceback.
+    """
+    problems = []
+    for name in list(CONF):
+        try:
+            value = CONF[name]
+        except _VALUE_ERRORS as exc:
+            problems.append(_invalid(None, name, exc))
+            continue
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for option in list(value):
+                try:
+                    value[option]
+                except _VALUE_ERRORS as exc:
+                    problems.append(_invalid(name, option, exc))
+    if problems:
+        raise exception.ConfigurationError('\n'.join(problems))
+
+
+def _invalid(group, name, error):
+    """``[group] name = value in FILE is not valid: expected ...``.
+
+    oslo.config's own text names neither the group nor the value, so
+    both are read back from the option (private API, hence the fallback
+    to that text).
+    """
+    reason = str(error).rpartition(' is not valid: ')[2]
+    try:
+        opt = CONF._get_opt_info(name, group)['opt']
+        value, location = opt._get_from_namespace(CONF._namespace, group)
+    except (cfg.Error, KeyError, AttributeError, TypeError):
+        return '[%s] %s is not valid: %s.' % (group or 'DEFAULT', name,
+                                               reason.rstrip('.'))
+    expected = _expected(opt.type)
+    return '[%s] %s = %s in %s is not valid: %s.' % (
+        group or 'DEFAULT', name, value, location.detail,
+        'expected %s' % expected if expected else reason.rstrip('.'))
+
+
+def _expected(kind):
+    """What an option of oslo.config type ``kind`` accepts, in words; None
+    where oslo.config's own reason says it better."""
+    if getattr(kind, 'choices', None):
+        return 'one of %s' % ', '.join(str(choice) for choice in kind.choices)
+    if isinstance(kind, types.Boolean):
+        return 'true or false'
+    if isinstance(kind, (types.Integer, types.Float)):
+        noun = 'an integer' if isinstance(kind, types.Integer) else 'a number'
+        if kind.min is not None and kind.max is not None:
+            return '%s from %s to %s' % (noun, kind.min, kind.max)
+        if kind.min is not None:
+            return '%s of at least %s' % (noun, kind.min)
+        if kind.max is not None:
+            return '%s of at most %s' % (noun, kind.max)
+        return noun
+    if isinstance(kind, (types.HostAddress, types.HostDomain)):
+        return 'an IP address or a host name'
+    if isinstance(kind, types.IPAddress):
+        return 'an IP address'
+    return None
+
+
+def _say_which_files():
+    read = list(CONF.config_file) + [
+        '%s/*.conf' % directory for directory in CONF.config_dir or ()]
+    if read:
+        LOG.info('Configuration: %s',
+                 ', '.join(os.path.abspath(path) for path in read))
+        return
+    LOG.warning('No configuration file: none of %s exists, so every '
+                'option has its default. Name one with --config-file.',
+                ', '.join(os.path.join(os.path.expanduser(directory),
+                                       CONFIG_FILE)
+                          for directory in SEARCHED))
+
+
+def _warn_of_unknown_names():
+    """oslo.config ignores an option or a section it does not know,
+    silently: warn of a misspelt one, naming the one meant when it is
+    close. Only where every name is known here: the groups of our own
+    options, but those a keystoneauth1 plugin adds to (``[ironic]``...);
+    a section close to the name of one CONF knows."""
+    groups = {name for name in CONF if isinstance(
+        CONF[name], cfg.ConfigOpts.GroupAttr)}
+    ours = {module.GROUP for module in opts.MODULES
+            if getattr(module, 'GROUP', None) in groups
+            and 'auth_type' not in CONF[module.GROUP]}
+    for path, sections in _parsed_files():
+        for section, options in sections.items():
+            if section in ours:
+                known = _names(section)
+                for name in sorted(set(options) - known):
+                    LOG.warning('[%s] %s in %s is no option, so it is '
+                                'ignored%s.', section, name, path,
+                                _meant(name, known))
+            elif section != 'DEFAULT' and section not in groups:
+                meant = _meant(section, groups, '[%s]')
+                if meant:
+                    LOG.warning('[%s] in %s is no section, so it is '
+                                'ignored%s.', section, path, meant)
+
+
+def _parsed_files():
+    """``(path, {section: {option: [values]}})`` of every file read."""
+    paths = list(CONF.config_file)
+    for directory in CONF.config_dir or ():
+        paths += sorted(glob.glob(os.path.join(directory, '*.conf')))
+    for path in paths:
+        sections = {}
+        cfg.ConfigParser(path, sections).parse()
+        yield os.path.abspath(path), sections
+
+
+def _names(group):
+    """The option names ``[group]`` takes, deprecated ones included
+    (oslo.config keeps the latter to itself: private API)."""
+    names = set()
+    for name in CONF[group]:
+        opt = CONF._get_opt_info(name, group)['opt']
+        names.add(name)
+        names.update(deprecated.name for deprecated in opt.deprecated_opts
+                     if deprecated.name and deprecated.group in (None, group))
+    return names
+
+
+def _meant(name, names, form='%s'):
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.8)
+    return ' (did you mean %s?)' % (form % close[0]) if close else ''
+
+
+def console_script(main):
+    """A console script's ``main(argv=None)``: a ConfigurationError is its
+    one line on stderr and exit 2, any other error of ours (the database
+    does not answer) its one line and exit 1; the traceback only with
+    --debug. Anything else is a bug, and keeps its traceback.
+    """
+
+    @functools.wraps(main)
+    def run(argv=None):
+        try:
+            return main(argv)
+        except exception.ConfigurationError as exc:
+            _fail(exc, USAGE_ERROR)
+        except exception.ReserveapiException as exc:
+            _fail(exc, RUNTIME_ERROR)
+
+    return run
+
+
+def debugging():
+    """``--debug`` (or ``[DEFAULT] debug``), even when reading the
+    configuration failed half-way."""
+    try:
+        return bool(CONF.debug)
+    except cfg.Error:
+        return bool({'--debug', '-d'} & set(sys.argv[1:]))
+
+
+def _fail(error, code):
+    if debugging():
+        traceback.print_exc()
+    cause = getattr(error, 'cause', None)
+    print('%s (%s).' % (error.detail.rstrip('.'), cause) if cause
+          else error.detail, file=sys.stderr)
+    sys.exit(code)
+
+
+def sub_commands(handler):
+    """The ``command`` option of a command with sub-commands, which
+    ``handler(subparsers)`` adds, each with a ``prog`` of its own (argparse
+    would otherwise prefix its usage with the whole ``usage`` text).
+    ``usage`` lists them, so argparse's own list is left out of --help.
+    """
+    return cfg.SubCommandOpt('command', handler=handler,
+                             help=argparse.SUPPRESS)
 
 
 def usage(synopsis, text, commands=()):

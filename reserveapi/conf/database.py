@@ -16,6 +16,7 @@ one option of ours, Galera's causal reads."""
 from oslo_config import cfg
 from oslo_db import options as db_options
 
+GROUP = 'database'
 DEFAULT_CONNECTION = 'sqlite:///$state_path/reserveapi.sqlite'
 
 GALERA_OPTS = [
@@ -46,11 +47,11 @@ def set_lib_defaults():
 
 def register_opts(conf):
     set_lib_defaults()
-    conf.register_opts(db_options.database_opts, group='database')
-    conf.register_opts(GALERA_OPTS, group='database')
+    conf.register_opts(db_options.database_opts, group=GROUP)
+    conf.register_opts(GALERA_OPTS, group=GROUP)
 
 
 def list_opts():
     """Ours only: the generator takes the rest of [database] from oslo.db.
     """
-    return {'database': GALERA_OPTS}
+    return {GROUP: GALERA_OPTS}

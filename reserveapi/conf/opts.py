@@ -19,6 +19,7 @@ from reserveapi.conf import healthcheck
 from reserveapi.conf import inventory
 from reserveapi.conf import ironic
 from reserveapi.conf import matcher
+from reserveapi.conf import metrics
 from reserveapi.conf import mirror
 from reserveapi.conf import notifications
 from reserveapi.conf import nova
@@ -26,7 +27,7 @@ from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
 MODULES = (default, api, database, healthcheck, inventory, ironic, matcher,
-           mirror, notifications, nova, placement, reservations)
+           metrics, mirror, notifications, nova, placement, reservations)
 
 
 def list_opts():

@@ -59,6 +59,8 @@ from oslo_db.sqlalchemy import exc_filters
 from oslo_log import log
 import sqlalchemy as sa
 
+from reserveapi.common import exception
+
 LOG = log.getLogger(__name__)
 
 BUSY_TIMEOUT = 30
@@ -90,12 +92,86 @@ def writing():
         _writing.active = previous
 
 
+DRIVERS = {'postgresql': ('psycopg2', 'postgresql'),
+           'mysql': ('pymysql', 'mysql')}
+"""Per database kind, the driver we support and the extra of the
+package that installs it (pyproject.toml)."""
+
+
+def check_connection_url():
+    """``[database] connection`` is a URL of a database kind whose driver
+    is installed: checked at start-up, since the engine is made at the
+    first request or command that needs it, and fails there with a
+    traceback.
+
+    :raises: ConfigurationError
+    """
+    text = cfg.CONF.database.connection
+    location = cfg.CONF.get_location('connection', 'database')
+    in_file = (' in %s' % location.detail
+               if location and location.detail else '')
+    try:
+        url = sa.engine.make_url(text)
+    except sa.exc.ArgumentError:
+        raise exception.ConfigurationError(
+            '[database] connection%s is not a database URL: expected one '
+            'such as postgresql+psycopg2://USER:PASSWORD@HOST/reserveapi, '
+            'mysql+pymysql://USER:PASSWORD@HOST/reserveapi or '
+            'sqlite:////PATH/reserveapi.sqlite.' % in_file)
+    where = '[database] connection = %s%s' % (
+        url.render_as_string(hide_password=True), in_file)
+    backend = url.get_backend_name()
+    driver, extra = DRIVERS.get(backend, (None, None))
+    try:
+        url.get_dialect().import_dbapi()
+    except sa.exc.NoSuchModuleError:
+        raise exception.ConfigurationError(
+            '%s names no database SQLAlchemy knows (%s): expected '
+            'postgresql+psycopg2://, mysql+pymysql:// or sqlite:///.'
+            % (where, url.drivername))
+    except ImportError as exc:
+        if driver is None:
+            advice = ''
+        elif url.get_driver_name() == driver:
+            advice = ": pip install 'reserveapi[%s]'" % extra
+        else:
+            advice = (": write %s+%s:// and pip install 'reserveapi[%s]'"
+                      % (backend, driver, extra))
+        raise exception.ConfigurationError(
+            '%s needs the Python module %s, which is not installed%s.'
+            % (where, exc.name, advice))
+
+
 def configure(engine):
     """An enginefacade ``on_engine_create`` hook."""
+    _no_schema_is_said(engine)
     if engine.dialect.name == 'sqlite':
         _configure_sqlite(engine)
     elif engine.dialect.name == 'mysql':
         _configure_mysql(engine)
+
+
+MYSQL_NO_SUCH_TABLE = 1146
+POSTGRESQL_UNDEFINED_TABLE = '42P01'
+
+
+def _no_schema_is_said(engine):
+    """A statement on a table that does not exist means the schema was
+    never built, or is older than this code: ``NoSchema`` (a 503 that
+    says to run reserveapi-dbsync), rather than a 500 and a traceback.
+    """
+
+    @sa.event.listens_for(engine, 'handle_error')
+    def no_such_table(context):
+        error = context.original_exception
+        args = getattr(error, 'args', ())
+        if (getattr(error, 'pgcode', None) == POSTGRESQL_UNDEFINED_TABLE
+                or (args and args[0] == MYSQL_NO_SUCH_TABLE)
+                or (engine.dialect.name == 'sqlite'
+                    and str(error).startswith('no such table'))):
+            raise exception.NoSchema(cause='%s %s' % (
+                type(error).__name__,
+                str(error).strip().splitlines()[0])) from error
 
 
 def _configure_sqlite(engine):
@@ -104,12 +180,9 @@ def _configure_sqlite(engine):
         not database.startswith('file:'))
 
     @sa.event.listens_for(engine, 'do_connect')
-    def create_directory(dialect, connection_record, cargs, cparams):
-        # The state directory appears when the database is first opened,
-        # not when a command that never opens it starts.
+    def open_file(dialect, connection_record, cargs, cparams):
         if is_file:
-            os.makedirs(os.path.dirname(os.path.abspath(database)),
-                        exist_ok=True)
+            _refuse_to_create(database)
             # Pooled (below): a connection serves one thread at a time,
             # not always the thread that opened it.
             cparams['check_same_thread'] = False
@@ -135,6 +208,38 @@ def _configure_sqlite(engine):
                 'BEGIN IMMEDIATE' if getattr(_writing, 'active', False)
                 else 'BEGIN')
             connection.info['in_transaction'] = True
+
+
+_creating = threading.local()
+
+
+@contextlib.contextmanager
+def creating_file():
+    """Within the block this thread builds the schema (``migration.
+    upgrade``): it may create a missing SQLite file, and its directory.
+    """
+    _creating.active = True
+    try:
+        yield
+    finally:
+        _creating.active = False
+
+
+def _refuse_to_create(database):
+    """Opening a missing SQLite file would create it, empty: anything but
+    building the schema says so instead, so that a command that only
+    reads (``reserveapi-dbsync current``, ``reserveapi-status upgrade
+    check``) leaves nothing behind.
+
+    :raises: NoSchema
+    """
+    if os.path.exists(database):
+        return
+    if not getattr(_creating, 'active', False):
+        raise exception.NoSchema(
+            cause='FileNotFoundError %s does not exist ([database] '
+                  'connection)' % os.path.abspath(database))
+    os.makedirs(os.path.dirname(os.path.abspath(database)), exist_ok=True)
 
 
 def _pool_sqlite_file(engine):

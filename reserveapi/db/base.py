@@ -34,6 +34,7 @@ from oslo_log import log
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.common import metrics
 from reserveapi.db import backends
 
 # Registers the connection failures oslo.db misses, before any engine runs.
@@ -117,6 +118,10 @@ def _retrying(*retry_on):
                                     '%s', name, attempt + 1,
                                     describe(error) or error)
                         raise
+                    metrics.DATABASE_RETRIES.labels(
+                        error='deadlock' if isinstance(
+                            error, exception.DatabaseBusy) else 'duplicate'
+                    ).inc()
                     pause = random.uniform(  # noqa: S311 (not crypto)
                         0, min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** attempt))
                     LOG.debug('%s lost a race (%s); retry %d of %d in '
@@ -164,19 +169,44 @@ def _unavailable_as_503(transaction):
     """A lost or refused connection is ``DatabaseUnavailable``, a
     deadlock that outlived its retries ``DatabaseBusy``: the transaction
     did not commit, so the caller may simply retry. Both carry the
-    database's error (``describe``) as ``cause``, for the log.
+    database's error (``describe``) as ``cause`` and where the database
+    is as ``server``, for the log.
     """
     try:
         with transaction as session:
             yield session
     except db_exc.DBConnectionError as exc:
-        raise exception.DatabaseUnavailable(cause=describe(exc)) from exc
+        metrics.DATABASE_CONNECTION_ERRORS.inc()
+        raise exception.DatabaseUnavailable(
+            cause=describe(exc), server=server()) from exc
     except db_exc.DBDeadlock as exc:
-        raise exception.DatabaseBusy(cause=describe(exc)) from exc
+        metrics.DATABASE_DEADLOCKS.inc()
+        raise exception.DatabaseBusy(
+            cause=describe(exc), server=server()) from exc
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
         if _mysql_errno(exc) != AUTOINC_LOCK_LOST:
             raise
-        raise exception.DatabaseBusy(cause=describe(exc)) from exc
+        metrics.DATABASE_DEADLOCKS.inc()
+        raise exception.DatabaseBusy(
+            cause=describe(exc), server=server()) from exc
+
+
+_DEFAULT_PORTS = {'postgresql': 5432, 'mysql': 3306}
+
+
+def server():
+    """``postgresql 127.0.0.1:5432``: the database's kind and address,
+    never its credentials, for the log; None before the engine exists.
+    """
+    try:
+        url = main_context_manager.writer.get_engine().url
+    except Exception:  # no engine: nothing to name
+        return None
+    backend = url.get_backend_name()
+    if not url.host:
+        return '%s %s' % (backend, url.database or 'in memory')
+    return '%s %s:%s' % (backend, url.host,
+                         url.port or _DEFAULT_PORTS.get(backend, '?'))
 
 
 def reader():
@@ -232,6 +262,20 @@ def one_statement(session):
 
 def get_engine():
     return main_context_manager.writer.get_engine()
+
+
+def count_leases(session, model, now):
+    """``(alive, dead)``: rows of ``model`` (with ``claimed_by`` and
+    ``claimed_until``) whose lease its holder still renews, and rows
+    whose lease lapsed with a holder recorded (a process that stopped
+    without letting go; the next taker clears it)."""
+    held = model.claimed_by.is_not(None)
+    alive, dead = session.execute(sa.select(
+        sa.func.sum(sa.case((sa.and_(held, model.claimed_until >= now), 1),
+                            else_=0)),
+        sa.func.sum(sa.case((sa.and_(held, model.claimed_until < now), 1),
+                            else_=0)))).one()
+    return int(alive or 0), int(dead or 0)
 
 
 def chunks(items, size=CHUNK):

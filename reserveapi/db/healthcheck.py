@@ -32,10 +32,17 @@ from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.common import outages
 from reserveapi.db import backends
 from reserveapi.db import base
 
 LOG = log.getLogger(__name__)
+
+_OUTAGES = outages.OutageLog(LOG, '%s')
+"""A load balancer polls every few seconds: an unhealthy database is
+logged when it begins, at most once a minute while it lasts, and when
+it ends."""
+_SUBJECT = 'Healthcheck'
 
 GALERA_HEALTHY = {
     'wsrep_local_state_comment': ('Synced', 'not Synced'),
@@ -91,12 +98,19 @@ def evaluate():
         reason = check()
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
         cause = base.describe(exc) or type(exc).__name__
-        LOG.warning('Healthcheck: the database does not answer: %s', cause)
-        return False, 'database unavailable', cause
-    except exception.DatabaseUnhealthy as exc:
-        LOG.warning('Healthcheck: %s', exc)
-        return False, str(exc), str(exc)
-    return True, reason, reason
+        failure = exception.DatabaseUnavailable(cause=cause,
+                                                server=base.server())
+        failure.__cause__ = exc
+        answer = (False, 'database unavailable', cause)
+    except (exception.DatabaseUnhealthy, exception.NoSchema) as exc:
+        failure, answer = exc, (False, str(exc), str(exc))
+    else:
+        _OUTAGES.succeeded(_SUBJECT)
+        return True, reason, reason
+    # Logged out of the except block: oslo.log would add the error the
+    # line already describes.
+    _OUTAGES.failed(_SUBJECT, failure)
+    return answer
 
 
 class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):

@@ -144,6 +144,21 @@ def drop_sync_lease(source, holder):
             .values(claimed_by=None, claimed_until=None))
 
 
+def count_leases(now=None):
+    """``{'inventory_sync': (alive, dead), 'ironic_release': (alive,
+    dead)}``: the sync's lease and the leases on claims being cleared,
+    as ``base.count_leases`` counts them.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    with base.reader() as session:
+        return {'inventory_sync': base.count_leases(
+                    session, models.InventorySync, now),
+                'ironic_release': base.count_leases(
+                    session, models.IronicRelease, now)}
+
+
 # Claims of ours in Ironic to clear ------------------------------------------
 
 def _release_pair(node_uuid, instance_uuid):

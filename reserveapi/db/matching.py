@@ -24,7 +24,6 @@ import dataclasses
 import functools
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from reserveapi.common import states
 from reserveapi.db import base
@@ -329,58 +328,152 @@ def _candidate(row):
         **columns)
 
 
-def count_eliminated(node_filter, values_shown):
-    """Explain an empty match: ``(total, eliminated, capability_values)``.
+UNSET = '<unset>'
+"""The value shown for a capability a node does not have."""
+TALLY_BATCH = 1000
+"""Rows of a tally read at a time."""
 
-    ``eliminated`` counts, per SQL criterion, the nodes it was the first
-    to reject; ``capability_values`` holds, for a rejecting capability,
-    the ``values_shown`` most common values (``<unset>`` when unset)
-    among the nodes it rejected. That is the only cut for such a key:
-    nodes that pass a capability's clause pass its Python check too, so
-    Python never counts values for it.
+
+@dataclasses.dataclass(frozen=True)
+class Passing:
+    """Nodes that pass every clause and share what was asked of them:
+    their partition, and their cpu_arch and capabilities (for Python to
+    check what SQL cannot), each None unless asked for."""
+
+    count: int
+    shard: str | None = None
+    conductor_group: str | None = None
+    cpu_arch: str | None = None
+    capabilities: dict | None = None
+
+
+@dataclasses.dataclass
+class Tally:
+    """Every node not vanished, counted once: ``total``; per clause of
+    filter_clauses, the nodes it is the first to reject
+    (``eliminated``), and for a rejecting capability the values those
+    nodes have (``capability_values``: key -> Counter, ``<unset>`` when
+    unset); the nodes passing every clause (``passing``, Passing groups).
+    """
+
+    total: int = 0
+    eliminated: dict = dataclasses.field(default_factory=dict)
+    capability_values: dict = dataclasses.field(default_factory=dict)
+    passing: list = dataclasses.field(default_factory=list)
+
+
+def tally(node_filter, usable_by=None, partitions=False,
+          capabilities=False, explain=True):
+    """Count every node once under the first clause of filter_clauses it
+    fails (a clause that is NULL fails, as in a WHERE): what each
+    criterion eliminated, in the order the matcher applies them, for a
+    409's explanation and for candidates.
+
+    ``usable_by`` (a project) counts only the nodes that project may
+    use: no owner or lessee, or itself as one. ``partitions`` and
+    ``capabilities`` group the passing nodes by shard and conductor
+    group, and by cpu_arch and capabilities. Without ``explain``, only
+    the passing nodes are counted (``total`` and ``eliminated`` stay
+    empty): the nodes that fail a clause before the capabilities' are
+    then never read, which is most of them.
+
+    One statement, so one snapshot: its counts add up. It counts every
+    node, the first miss computed once per node, and details only the
+    nodes that pass the clauses before the capabilities', which the
+    best-fit index finds when a resource class is asked for. Rows come a
+    bounded batch at a time; there are as many as distinct values, not
+    nodes.
 
     :raises: DBError
     """
-    clauses = filter_clauses(node_filter)
-    node = models.Node
-
-    def passing(count):
-        return [node.vanished.is_(False)] + [
-            clause for _name, clause in clauses[:count]]
-
+    # A live reservation as the candidate query sees it, by the derived
+    # flag every reservation change keeps in its own transaction: the
+    # anti-join would cost a probe per node, most of the statement's time.
+    clauses = [(name, models.Node.reserved.is_(False) if name == 'reserved'
+                else clause) for name, clause in filter_clauses(node_filter)]
+    detailed = next((index for index, (name, _clause) in enumerate(clauses)
+                     if name.startswith('capabilities:')), len(clauses))
+    query, detailing = _tally_query(clauses, detailed, usable_by,
+                                    partitions, capabilities, explain)
+    result = Tally()
+    passed = 0
     with base.reader() as session:
-        counts = [session.scalar(sa.select(sa.func.count()).select_from(
-            node).where(*passing(index)))
-            for index in range(len(clauses) + 1)]
-        eliminated, capability_values = {}, {}
-        for index, (name, clause) in enumerate(clauses):
-            rejected = counts[index] - counts[index + 1]
-            if not rejected:
-                continue
-            eliminated[name] = rejected
-            if name.startswith('capabilities:'):
-                key = name.partition(':')[2]
-                capability_values[key] = _capability_values(
-                    session, key, passing(index) + [sa.not_(clause)],
-                    values_shown)
-    return counts[0], eliminated, capability_values
+        rows = session.execute(query,
+                               execution_options={'stream_results': True})
+        for batch in rows.partitions(TALLY_BATCH):
+            for row in batch:
+                passed += _add(result, clauses, *row)
+    if not detailing and passed:
+        result.passing.append(Passing(passed))
+    return result
 
 
-def _capability_values(session, key, rejected, limit):
-    """Counter of the most common values of capability ``key`` among
-    the nodes ``rejected`` selects.
-    """
-    capability = orm.aliased(models.NodeCapability)
-    rows = session.execute(
-        sa.select(capability.value, sa.func.count())
-        .select_from(models.Node)
-        .outerjoin(capability, sa.and_(
-            capability.node_id == models.Node.id, capability.key == key))
-        .where(*rejected)
-        .group_by(capability.value)
-        .order_by(sa.func.count().desc(),
-                  capability.value.is_(None), capability.value)
-        .limit(limit))
-    return collections.Counter(
-        {value if value is not None else '<unset>': count
-         for value, count in rows})
+def _first_miss(clauses, start=0):
+    """The index of the first of ``clauses[start:]`` a node fails, or
+    len(clauses) when it fails none."""
+    whens = [(sa.not_(sa.func.coalesce(clause, sa.false())), index)
+             for index, (_name, clause) in enumerate(clauses)
+             if index >= start]
+    if not whens:
+        return sa.literal(len(clauses))
+    return sa.case(*whens, else_=len(clauses))
+
+
+def _tally_query(clauses, detailed, usable_by, partitions, capabilities,
+                 explain):
+    """Rows ``(first miss, nodes, detail, shard, conductor_group,
+    cpu_arch, capabilities_text)``: with ``explain``, the count of every
+    node by its first miss (``detail`` false); then, for the nodes past
+    ``clauses[:detailed]``, what a passing node or a rejecting capability
+    needs (``detail`` true)."""
+    node = models.Node
+    universe = [node.vanished.is_(False)]
+    if usable_by is not None:
+        universe += [clause for _name, clause in _request_clauses(
+            NodeFilter(project_id=usable_by), _literal)]
+    first_miss = _first_miss(clauses).label('first_miss')
+    counts = sa.select(first_miss, sa.func.count(), sa.false(),
+                       *[sa.null()] * 4).where(*universe).group_by(
+        first_miss)
+    # Without explain, the passing nodes are counted by the details.
+    wanted = {node.shard: partitions, node.conductor_group: partitions,
+              node.cpu_arch: capabilities,
+              node.capabilities_text: detailed < len(clauses)
+              or capabilities}
+    if not any(wanted.values()) and explain:
+        return counts, False
+    first_miss = _first_miss(clauses, detailed).label('first_miss')
+    columns = [column if needed else sa.null()
+               for column, needed in wanted.items()]
+    details = sa.select(first_miss, sa.func.count(), sa.true(),
+                        *columns).where(
+        *universe, *[clause for _name, clause in clauses[:detailed]]
+    ).group_by(*([first_miss] if detailed < len(clauses) else []), *[
+        column for column, needed in wanted.items() if needed])
+    return (sa.union_all(counts, details) if explain else details), True
+
+
+def _add(result, clauses, first_miss, count, detail, shard, group, arch,
+         text):
+    """Add one row of _tally_query to ``result``; the nodes it counts as
+    passing every clause, if it is a count."""
+    count = int(count)
+    passed = first_miss == len(clauses)
+    name = None if passed else clauses[first_miss][0]
+    if detail:
+        capabilities = (node_texts.parse_capabilities(text)
+                        if text is not None else None)
+        if passed:
+            result.passing.append(Passing(count, shard, group, arch,
+                                          capabilities))
+        else:
+            key = name.partition(':')[2]
+            result.capability_values.setdefault(
+                key, collections.Counter())[capabilities.get(key, UNSET)] += (
+                count)
+        return 0
+    result.total += count
+    if passed:
+        return count
+    result.eliminated[name] = result.eliminated.get(name, 0) + count
+    return 0

@@ -39,10 +39,12 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 from alembic import script as alembic_script
+from alembic import util as alembic_util
 from oslo_db import exception as db_exc
 from oslo_log import log
 
 from reserveapi.common import exception
+from reserveapi.db import backends
 from reserveapi.db import base as db_base
 
 LOG = log.getLogger(__name__)
@@ -107,7 +109,8 @@ def _current(connection):
 
 
 def current(engine=None):
-    """The revision the database is at, or None for an empty database.
+    """The revision the database is at, or None for an empty database
+    (an SQLite file that does not exist is one).
 
     :raises: DatabaseUnavailable when the database cannot be read.
     """
@@ -115,9 +118,12 @@ def current(engine=None):
     try:
         with engine.connect() as connection:
             return _current(connection)
+    except exception.NoSchema:
+        return None
     except db_exc.DBError as exc:
         raise exception.DatabaseUnavailable(
-            'Cannot read the database: %s' % exc) from exc
+            'Cannot read the database: %s' % (db_base.describe(exc) or exc)
+        ) from exc
 
 
 def head():
@@ -160,16 +166,21 @@ def upgrade(revision='head', engine=None):
     """Migrate the schema up to ``revision``, one migration per
     transaction, each tried again while it times out on a lock.
 
-    :raises: DBError
+    :raises: DBError; ConfigurationError for a revision alembic does not
+        know (``reserveapi-dbsync upgrade --revision``).
     """
     engine = engine or db_base.get_engine()
     for attempt in range(LOCK_RETRIES + 1):
         try:
-            with engine.connect() as connection:
+            with backends.creating_file(), engine.connect() as connection:
                 _set_lock_timeout(connection)
                 alembic_command.upgrade(_alembic_config(connection),
                                         revision)
             return
+        except alembic_util.CommandError as exc:
+            raise exception.ConfigurationError(
+                '%s: --revision takes head or a revision of '
+                'reserveapi/db/migrations/versions/.' % exc) from exc
         except db_exc.DBError as exc:
             if attempt == LOCK_RETRIES or not _lock_timed_out(exc):
                 raise
@@ -290,9 +301,9 @@ def missing_privileges(pending, engine=None):
     :raises: DatabaseUnavailable
     """
     needed = needed_privileges(pending)
-    if not needed:
-        return []
     engine = engine or db_base.get_engine()
+    if not needed or engine.dialect.name not in ('mysql', 'postgresql'):
+        return []
     try:
         with engine.connect() as connection:
             if connection.dialect.name == 'mysql':

@@ -419,6 +419,17 @@ def purge_aggregate(uuid, now=None):
         return True
 
 
+def count_claims(now=None):
+    """``(alive, dead)`` claims on rows, as ``base.count_leases`` counts
+    them.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    with base.reader() as session:
+        return base.count_leases(session, models.MirrorHost, now)
+
+
 def get_status():
     """Row counts per state, and the row pending the longest (or None).
 

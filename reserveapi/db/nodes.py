@@ -258,6 +258,30 @@ def get_capacity(host=None, shard=None, conductor_group=None,
                     conductor_group)}
 
 
+def get_capacity_by_partition():
+    """``[{resource_class, shard, conductor_group, total, available,
+    reserved}]``, one per class and partition that has nodes ('' for no
+    shard or the default group): the whole summary, for monitoring.
+
+    Read from the same counters as get_capacity: the cost grows with
+    the classes and partitions, never with the nodes.
+
+    :raises: DBError
+    """
+    counter = models.CapacityCounter
+    values = ('total', 'available', 'reserved')
+    keys = (counter.resource_class, counter.shard, counter.conductor_group)
+    query = (sa.select(*keys, *[sa.func.sum(getattr(counter, name)).label(
+        name) for name in values])
+             .group_by(*keys)
+             .having(sa.func.sum(counter.total) > 0)
+             .order_by(*keys))
+    with base.reader() as session:
+        return [dict(row._mapping, **{name: int(row._mapping[name])
+                                      for name in values})
+                for row in session.execute(query)]
+
+
 def _in_partition(counter, shard, conductor_group):
     """The counter rows of a partition: the node's NULL shard or group
     is '' there, so the default group ('') is the counters' ''."""

@@ -36,6 +36,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi.common import exception
+from reserveapi.common import metrics
 from reserveapi.common import states
 from reserveapi.inventory import file as file_source
 from reserveapi.peers import clients as peers
@@ -305,14 +306,23 @@ class IronicSource:
             usable (``ours`` when our claim is on it);
             InstanceClaimedElsewhere when Ironic has the instance on
             another node; IronicUnavailable when Ironic cannot be asked:
-            the claim may then have landed.
+            the claim may then have landed. Timed, and each refusal
+            counted, for Prometheus.
         """
+        try:
+            return self._claim(node_uuid, instance_uuid, info)
+        except (exception.NodeTaken, exception.InstanceClaimedElsewhere):
+            metrics.IRONIC_CLAIM_CONFLICTS.inc()
+            raise
+
+    def _claim(self, node_uuid, instance_uuid, info):
         patch = [{'op': 'add', 'path': '/instance_uuid',
                   'value': instance_uuid}]
         patch.extend({'op': 'add', 'path': '/instance_info/%s' % key,
                       'value': value} for key, value in sorted(info.items()))
         try:
-            answer = self._patch(node_uuid, patch)
+            with metrics.IRONIC_CLAIM_DURATION.time():
+                answer = self._patch(node_uuid, patch)
         except peers.ironic_exc.Conflict as error:
             if _is_claimed_elsewhere(error):
                 raise exception.InstanceClaimedElsewhere(

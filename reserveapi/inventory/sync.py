@@ -42,6 +42,7 @@ from reserveapi import notifications
 from reserveapi.common import collector
 from reserveapi.common import exception
 from reserveapi.common import lease
+from reserveapi.common import metrics
 import reserveapi.conf
 from reserveapi.db import derived
 from reserveapi.db import inventory as db_inventory
@@ -161,6 +162,7 @@ def _sync_file():
     (an invalid entry changes nothing); one already applied to a table
     nobody changed since is not even parsed."""
     started = timeutils.utcnow()
+    began = time.monotonic()
     path = CONF.inventory.file
     try:
         document = file_source.Document(path)
@@ -185,6 +187,8 @@ def _sync_file():
         + counts['unchanged'], started, location=path,
         digests=(document.digest, table_digest))
     _log(counts, 'Inventory sync')
+    metrics.sync_observed(CONF.inventory.source, 'full',
+                          time.monotonic() - began, counts)
     notifications.inventory_synced(CONF.inventory.source, True, counts)
     return counts
 
@@ -210,6 +214,7 @@ def _sync_ironic(full, wait):
             state = db_inventory.get_inventory_sync(ironic.NAME)
             full = full or _full_pass_due(state)
             started = timeutils.utcnow()
+            began = time.monotonic()
             try:
                 if full:
                     counts, watermark = _full_pass(source, keeper)
@@ -229,7 +234,10 @@ def _sync_ironic(full, wait):
         LOG.warning('Ironic is reachable again; it was not since %s.',
                     outage)
         notifications.ironic_reachable(outage)
-    _log(counts, 'Ironic %s sync' % ('full' if full else 'incremental'))
+    kind = 'full' if full else 'incremental'
+    _log(counts, 'Ironic %s sync' % kind)
+    metrics.sync_observed(ironic.NAME, kind, time.monotonic() - began,
+                          counts)
     notifications.inventory_synced(ironic.NAME, full, counts)
     return counts
 

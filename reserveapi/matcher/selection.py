@@ -14,6 +14,7 @@
 
 import collections
 import random
+import typing
 
 from reserveapi.matcher import filters
 
@@ -81,13 +82,21 @@ def rank(spec, nodes, subset_size, rng=random):
     return best + ordered[size:]
 
 
-def eliminate(misses):
+def by_fit(spec, nodes):
+    """Matching nodes best fit first, as ``rank`` orders them before it
+    shuffles the best: nodes that waste the same keep their order."""
+    return sorted(nodes, key=lambda node: waste(spec, node))
+
+
+def eliminate(misses, counts=None):
     """Count, per criterion, the nodes it eliminated first.
 
     ``misses`` are ``(node, criterion name, Miss)`` triples from
     ``filters.partition``. Returns ``(eliminated, capability_values)``.
     Each non-matching node counts once, under its first failed criterion,
-    so the counts add up to the number of nodes that do not match.
+    so the counts add up to the number of nodes that do not match; where
+    a "node" stands for a group of alike nodes, ``counts`` (a list
+    parallel to ``misses``) says how many.
     Criteria failing on one trait or capability are keyed
     ``criterion:item`` (``required_traits:CUSTOM_RAID``).
     ``capability_values`` maps each failed capability to a Counter of all
@@ -96,12 +105,13 @@ def eliminate(misses):
     """
     eliminated = collections.Counter()
     capability_values = collections.defaultdict(collections.Counter)
-    for node, name, miss in misses:
+    for index, (node, name, miss) in enumerate(misses):
+        count = 1 if counts is None else counts[index]
         eliminated[name if miss.item is None else
-                   '%s:%s' % (name, miss.item)] += 1
+                   '%s:%s' % (name, miss.item)] += count
         if name == 'capabilities':
             value = filters.node_capabilities(node).get(miss.item, UNSET)
-            capability_values[miss.item][value] += 1
+            capability_values[miss.item][value] += count
     return dict(eliminated), dict(capability_values)
 
 
@@ -126,6 +136,56 @@ def explain(total, eliminated, capability_values):
         if values:
             text += '; capability %s: closest nodes have %s' % (key, values)
     return text
+
+
+class Exclusion(typing.NamedTuple):
+    """What one criterion eliminated: ``count`` nodes, ``reason`` as a
+    refusal words it; ``item`` the trait or capability, if any; for a
+    capability its most common ``values`` as ``(value, count)``."""
+
+    criterion: str
+    item: str | None
+    count: int
+    reason: str
+    values: tuple = ()
+
+
+def excluded(spec, eliminated, capability_values):
+    """``eliminated`` and ``capability_values`` (what ``explain`` words)
+    as Exclusions, in the order the matcher applies its criteria: traits
+    by name, as they are checked, capabilities in the spec's order."""
+    capability_order = {}
+    for requirement in spec.capabilities:
+        capability_order.setdefault(requirement.key, len(capability_order))
+
+    def position(key):
+        name, item = _split(key)
+        return (_ORDER.get(name, len(_ORDER)),
+                capability_order.get(item, 0) if name == 'capabilities'
+                else 0, item)
+
+    exclusions = []
+    for key in sorted(eliminated, key=position):
+        name, item = _split(key)
+        if not eliminated[key]:
+            continue
+        values = (capability_values.get(item, {}) if name == 'capabilities'
+                  else {})
+        exclusions.append(Exclusion(name, item or None, eliminated[key],
+                                    _phrase(key),
+                                    tuple(_most_common(values))))
+    return exclusions
+
+
+def leading_criterion(eliminated):
+    """The criterion that ``explain`` names first (``reserved``,
+    ``required_traits``: without its trait), or ``none`` when nothing
+    was eliminated (no node at all): a bounded name to count refusals
+    by."""
+    counted = [entry for entry in eliminated.items() if entry[1]]
+    if not counted:
+        return 'none'
+    return _split(min(counted, key=_reason_order)[0])[0]
 
 
 def _most_common(counter):

@@ -30,6 +30,7 @@ from oslo_utils import uuidutils
 from reserveapi import notifications
 from reserveapi.common import exception
 from reserveapi.common import lease
+from reserveapi.common import metrics
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
 from reserveapi.mirror import hosts
@@ -177,6 +178,7 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
         _converge(host_resolver, row.aggregate_uuid, row.host, row.member,
                   deadline, providers)
     except exception.MirrorError as exc:
+        metrics.mirror_failed(exc)
         LOG.warning('Host %(host)s %(action)s aggregate %(aggregate)s is '
                     'pending (attempt %(attempt)d): %(error)s',
                     {'host': row.host,
@@ -188,6 +190,7 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
             retry_at=timeutils.utcnow() + backoff(row.attempts))
         notifications.mirror_change_failed(row, exc.detail)
         return recorded, exc.detail
+    metrics.MIRROR_ATTEMPTS.labels(result='synced').inc()
     recorded = db_mirror.finish_host(row.id, row.version, claimed_by)
     notifications.mirror_change_applied(row, recorded)
     if recorded is not None and recorded.synced:

@@ -11,20 +11,21 @@
 # under the License.
 
 """The request spec of ``POST /v1/reservations``, built from the Nova
-objects the driver is given.
+objects the driver is given, by ``reserveapi.client.request_spec``, which
+the ``openstack`` command shares.
 """
 
 from oslo_serialization import jsonutils
 
-FLAVOR_FIELDS = ('name', 'flavorid', 'memory_mb', 'vcpus', 'vcpu_weight',
-                 'root_gb', 'ephemeral_gb', 'swap', 'rxtx_factor')
+from reserveapi.client import request_spec
 
 
 def _flavor(flavor):
-    spec = {name: getattr(flavor, name) for name in FLAVOR_FIELDS
-            if flavor.obj_attr_is_set(name)}
-    spec['extra_specs'] = dict(flavor.extra_specs or {})
-    return spec
+    fields = {name: getattr(flavor, name)
+              for name in request_spec.FLAVOR_FIELDS
+              if flavor.obj_attr_is_set(name)}
+    fields['extra_specs'] = dict(flavor.extra_specs or {})
+    return fields
 
 
 def _image(image_meta):
@@ -48,6 +49,6 @@ def build(flavor, image_meta):
     """``flavor`` is a ``nova.objects.Flavor``; ``image_meta`` a
     ``nova.objects.ImageMeta``.
     """
-    spec = _flavor(flavor)
-    spec['image'] = _image(image_meta)
-    return jsonutils.to_primitive(spec, convert_instances=True)
+    return jsonutils.to_primitive(
+        request_spec.build(_flavor(flavor), _image(image_meta)),
+        convert_instances=True)

@@ -42,9 +42,10 @@ LOG = logging.getLogger(__name__)
 
 API_NAME = 'baremetal_reservation'
 API_VERSION_OPTION = 'os_baremetal_reservation_api_version'
-LATEST_KNOWN_VERSION = '1.0'
-"""The newest microversion whose answers these commands can show."""
-API_VERSIONS = ('1', LATEST_KNOWN_VERSION)
+KNOWN_VERSIONS = ('1.0', '1.1', '1.2', '1.3')
+"""The microversions whose answers these commands can show."""
+LATEST_KNOWN_VERSION = KNOWN_VERSIONS[-1]
+API_VERSIONS = ('1',) + KNOWN_VERSIONS
 """``1`` means the newest we know."""
 DEFAULT_API_VERSION = '1'
 

@@ -31,7 +31,7 @@ def _request_spec(parsed_args):
     """The spec from ``--request-spec`` with the other options on top."""
     spec = {}
     if parsed_args.request_spec:
-        spec = _json_argument(parsed_args.request_spec, '--request-spec')
+        spec = json_argument(parsed_args.request_spec, '--request-spec')
         if not isinstance(spec, dict):
             raise exceptions.CommandError(
                 '--request-spec must be a JSON object.')
@@ -51,7 +51,7 @@ def _request_spec(parsed_args):
     return spec
 
 
-def _json_argument(value, option):
+def json_argument(value, option):
     """Inline JSON, or ``@path`` of a JSON file."""
     try:
         if value.startswith('@'):

@@ -164,3 +164,21 @@ def check_placement_at_startup():
     if CONF.mirror.require_placement_credentials:
         raise exception.MissingCredentials(message)
     LOG.warning(message)
+
+
+IRONIC_SOURCE = 'ironic'
+
+
+def check_ironic_at_startup():
+    """With ``[inventory] source = ironic`` every sync, and every claim,
+    needs ``[ironic]``: raise ``MissingCredentials`` naming each missing
+    option, rather than failing every job and reservation later.
+    """
+    if CONF.inventory.source != IRONIC_SOURCE:
+        return
+    missing = missing_options('ironic')
+    if missing:
+        raise exception.MissingCredentials(
+            '%s [inventory] source is ironic: the inventory sync and the '
+            'claims in Ironic need them.'
+            % describe_missing('ironic', missing))

@@ -84,7 +84,7 @@ class TestReservationClient(base.DBTestCase):
 
     def test_microversion_is_negotiated_from_the_version_document(self):
         # The newest both speak: the client's newest is the service's.
-        self.assertEqual('1.2', self.client.api_version)
+        self.assertEqual('1.3', self.client.api_version)
         self.assertTrue(self.client.speaks('1.1'))
 
     def test_list_follows_next_links(self):
@@ -140,6 +140,21 @@ class TestReservationClient(base.DBTestCase):
         self.assertEqual([], self.client.summary(
             'compute-1', shard='elsewhere')['capacity'])
 
+    def test_candidates(self):
+        held = self._reserve(str(uuid.uuid4()))['node_uuid']
+        answer = self.client.candidates(examples.REQUEST_SPEC, limit=5)
+        self.assertEqual((1, 2), (answer['count'], answer['total']))
+        self.assertEqual(['reserved'], [row['criterion']
+                                        for row in answer['excluded']])
+        self.assertNotIn(held, [node['uuid'] for node in answer['nodes']])
+        elsewhere = self.client.candidates(
+            examples.REQUEST_SPEC, shard='elsewhere', conductor_group='',
+            candidate_nodes=['node-0'], project_id='p', limit=0)
+        self.assertEqual((0, []), (elsewhere['count'], elsewhere['nodes']))
+        counted = self.client.candidates(examples.REQUEST_SPEC, explain=False)
+        self.assertEqual((1, False), (counted['count'],
+                                      'excluded' in counted))
+
 
 class _Unavailable:
     """A service whose version document answers but every other call gets
@@ -193,7 +208,7 @@ class TestClientFailures(tests_base.TestCase):
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
         # The newest version both sides speak is the client's newest.
-        self.assertEqual({'baremetal-reservation 1.2, reservation 1.2'},
+        self.assertEqual({'baremetal-reservation 1.3, reservation 1.3'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):
@@ -250,6 +265,9 @@ class TestClientFailures(tests_base.TestCase):
         error = self.assertRaises(client.ClientError, self.client.summary,
                                   'compute-1')
         self.assertIn('needs microversion 1.2', error.detail)
+        error = self.assertRaises(client.ClientError, self.client.candidates,
+                                  examples.REQUEST_SPEC)
+        self.assertIn('needs microversion 1.3', error.detail)
         self.assertEqual([], self.service.calls)
 
 

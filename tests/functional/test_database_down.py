@@ -54,6 +54,7 @@ def request_for(route, reservation_uuid, aggregate_uuid):
             {'op': 'replace', 'path': '/state', 'value': 'active'}],
         'POST /v1/aggregates/sync': {
             'aggregates': [{'uuid': aggregate_uuid, 'hosts': [HOST]}]},
+        'POST /v1/candidates': {'request_spec': examples.REQUEST_SPEC},
     }
     return method, path, bodies.get(route)
 
@@ -73,7 +74,9 @@ class DatabaseDownMixin:
         for route in routes.guarded_routes():
             method, path, body = request_for(route, reservation_uuid,
                                              aggregate_uuid)
-            response = self.request(method, path, body)
+            response = self.request(method, path, body, headers=dict(
+                self.admin_headers, **routes.version_headers(
+                    *route.split(' ', 1))))
             if response.status_int != 503:
                 wrong.append((route, response.status_int, response.text))
                 continue

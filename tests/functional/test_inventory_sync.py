@@ -346,8 +346,8 @@ class TestUnsupportedSource(testtools.TestCase):
             [manage, '--config-file', config_file, 'sync-nodes'],
             capture_output=True, text=True, timeout=120)
 
-        self.assertEqual(1, result.returncode)
-        self.assertEqual("Invalid [inventory] source: Valid values are "
-                         "[file, ironic], but found 'nova'\n",
+        self.assertEqual(2, result.returncode)
+        self.assertEqual('[inventory] source = nova in %s is not valid: '
+                         'expected one of file, ironic.\n' % config_file,
                          result.stderr)
         self.assertNotIn('Nodes:', result.stdout)

@@ -227,6 +227,27 @@ class TestReservationCommands(OpenStackCommandTestCase):
                                         'Reserved By Host')})
         self.assertEqual(NODES, gold['Available'] + gold['Reserved'])
 
+    def test_candidates_from_a_spec_file(self):
+        # The flavor and image path: tests/unit/osc/test_candidates.py.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'spec.json')
+        with open(path, 'w') as stream:
+            json.dump(examples.REQUEST_SPEC, stream)
+        output = self.openstack('baremetal', 'reservation', 'candidates',
+                                '--spec', path, '--limit', '1')
+        (gold,) = self.json('baremetal', 'reservation', 'capacity')
+        self.assertIn('%d of %d nodes could be reserved now.'
+                      % (gold['Available'], NODES), output)
+        self.assertIn('| Shard | Conductor Group | Nodes |', output)
+        if gold['Available']:
+            self.assertRegex(output, r'Best fit first: node-\d\n$')
+        self.openstack('baremetal', 'reservation', 'candidates', '--spec',
+                       path, '--shard', 'nowhere', '--limit', '0')
+        self.assertIn('| in another partition | ',
+                      self.openstack('baremetal', 'reservation',
+                                     'candidates', '--spec', path,
+                                     '--shard', 'nowhere'))
+
     def test_microversion_option(self):
         self.json('--os-baremetal-reservation-api-version', '1.0',
                   'baremetal', 'reservation', 'list')

@@ -67,7 +67,7 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
         for command, args in (('reserveapi-worker', ['--once']),
                               ('reserveapi-api', [])):
             process = self.deployment.run(command, *args)
-            self.assertEqual((1, '', MISSING + '\n'),
+            self.assertEqual((2, '', MISSING + '\n'),
                              (process.returncode, process.stdout,
                               process.stderr), command)
 
@@ -79,7 +79,7 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
                      RESERVEAPI_CONFIG_FILE=self.deployment.config_file),
             capture_output=True, text=True, check=False,
             timeout=deployment.COMMAND_TIMEOUT)
-        self.assertNotEqual(0, process.returncode)
+        self.assertEqual(3, process.returncode)
         critical = [line for line in (process.stdout + process.stderr)
                     .splitlines() if ' CRITICAL reserveapi.wsgi.api ' in line]
         self.assertEqual(1, len(critical), process.stdout[-2000:])

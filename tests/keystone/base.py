@@ -181,11 +181,14 @@ class KeystoneTestCase(base.DBTestCase):
     def token(self, persona):
         return shared_token(persona)
 
-    def call(self, token, method, path, body=None, service_token=None):
+    def call(self, token, method, path, body=None, service_token=None,
+             headers=None):
         """One request with ``token`` as X-Auth-Token (None: no header)
-        and ``service_token`` as X-Service-Token; ``path`` may be a full
-        URL (a ``next`` link)."""
-        headers = {'X-Auth-Token': token} if token is not None else {}
+        and ``service_token`` as X-Service-Token, and ``headers``;
+        ``path`` may be a full URL (a ``next`` link)."""
+        headers = dict(headers or {})
+        if token is not None:
+            headers['X-Auth-Token'] = token
         if service_token is not None:
             headers['X-Service-Token'] = service_token
         url = path if path.startswith('http') else self.url + path

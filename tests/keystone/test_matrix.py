@@ -43,6 +43,8 @@ UNAUTHENTICATED = ('no_token', 'bogus_token', 'expired_token',
                    'revoked_token')
 PERSONAS = tuple(sorted(keystone_fixture.PERSONAS)) + UNAUTHENTICATED
 NODES = ('node-1', 'node-2', 'node-3')
+# On an own_nodes route, beside NODES: a node only project B may use.
+NODE_OF_B = 'node-of-b'
 HOST = 'compute-1'
 ERROR_CODES = {401: 'reserveapi.unauthorized', 403: 'reserveapi.forbidden',
                404: 'reserveapi.reservation_not_found'}
@@ -80,7 +82,8 @@ class TestMatrixCoversTheAPI(testtools.TestCase):
             for status in entry['expect'].values():
                 self.assertIn(status, (200, 201, 202, 204, 401, 403, 404))
             self.assertLessEqual(set(entry), {'expect', 'body',
-                                              'own_project'}, route)
+                                              'own_project', 'own_nodes'},
+                                 route)
 
     def test_owner_lessee_names_every_node_reader(self):
         document = load_document()
@@ -103,9 +106,12 @@ class TestRBACMatrix(base.KeystoneTestCase):
 
     def setUp(self):
         super().setUp()
-        self.sync_nodes([inventory.node(name) for name in NODES])
         self.entry = load_matrix()[self.route]
         self.every_project = load_document()['every_project']
+        nodes = [inventory.node(name) for name in NODES]
+        if self.entry.get('own_nodes'):
+            nodes.append(inventory.node(NODE_OF_B, owner=self.project_b))
+        self.sync_nodes(nodes)
 
     def _token(self, persona):
         if persona == 'no_token':
@@ -154,6 +160,10 @@ class TestRBACMatrix(base.KeystoneTestCase):
                          keystone_fixture.project_of(persona) == 'project-a'):
                 return '%s: A\'s reservation %s' % (
                     persona, 'shown' if shown else 'missing')
+        if self.entry.get('own_nodes') and expected == 200:
+            mismatch = self._nodes_mismatch(persona, response)
+            if mismatch:
+                return mismatch
         if expected not in ERROR_CODES:
             return None
         (error,) = response.json()['errors']
@@ -162,11 +172,28 @@ class TestRBACMatrix(base.KeystoneTestCase):
             return '%s: error body %s' % (persona, error)
         return None
 
+    def _nodes_mismatch(self, persona, response):
+        """On an own_nodes route, a persona outside every_project counts
+        only the nodes its project may use; whoever counts B's node names
+        it only for project B."""
+        project = keystone_fixture.project_of(persona)
+        counted = len(NODES) + (persona in self.every_project
+                                or project == 'project-b')
+        named = inventory.node_uuid(NODE_OF_B) in response.text
+        if (response.json()['total'], named) != (counted,
+                                                 project == 'project-b'):
+            return '%s: counted %d nodes (not %d), B\'s node %s' % (
+                persona, response.json()['total'], counted,
+                'named' if named else 'not named')
+        return None
+
     def test_route(self):
         mismatches = []
         for persona in PERSONAS:
             method, path, body, reservation_uuid = self._request()
-            response = self.call(self._token(persona), method, path, body)
+            response = self.call(
+                self._token(persona), method, path, body,
+                headers=routes.version_headers(*self.route.split(' ', 1)))
             mismatches.append(self._mismatch(
                 persona, self.entry['expect'][persona], response,
                 reservation_uuid))

@@ -25,6 +25,7 @@ from nova import test
 from nova import utils as nova_utils
 from nova.virt.ironic import driver as ironic_driver
 
+from reserveapi.client import request_spec as client_request_spec
 from reserveapi.matcher import spec as matcher_spec
 from reserveapi.nova import driver
 from reserveapi.nova import request_spec
@@ -64,6 +65,48 @@ class TestRequestSpec(test.NoDBTestCase):
             {'hw_architecture': 'x86_64', 'hw_numa_nodes': 1,
              'traits_required': ['HW_CPU_X86_AVX2']},
             spec['image']['properties'])
+
+
+class TestSameSpecAsTheCommand(test.NoDBTestCase):
+    """``openstack baremetal reservation candidates`` asks what the
+    driver will reserve with: the flavor as compute's API shows it and
+    the image as Glance's does, through reserveapi.client.request_spec,
+    mean to the matcher what Nova's own objects of them mean."""
+
+    def test_api_views_and_nova_objects_match_alike(self):
+        extra_specs = {'resources:CUSTOM_GOLD': '1', 'resources:VCPU': '0',
+                       'capabilities:boot_mode': '<in> uefi',
+                       'trait:CUSTOM_RAID': 'required'}
+        glance = {'id': '155d900f-4e14-4e4c-a73d-069cbf4541e6',
+                  'name': 'raid', 'status': 'active', 'size': 10,
+                  'architecture': 'amd64', 'hypervisor_type': 'baremetal',
+                  'vm_mode': 'hvm', 'trait:HW_CPU_X86_AVX2': 'required',
+                  'trait:CUSTOM_IGNORED': 'forbidden', 'hw_numa_nodes': '1'}
+        flavor = objects.Flavor(
+            name='bm.gold', flavorid='42', memory_mb=4096, vcpus=4,
+            vcpu_weight=None, root_gb=100, ephemeral_gb=10, swap=0,
+            rxtx_factor=1.0, extra_specs=extra_specs)
+        image = objects.ImageMeta.from_dict({
+            'id': glance['id'], 'properties': {
+                key: value for key, value in glance.items()
+                if key not in ('id', 'name', 'status', 'size')}})
+        from_nova = request_spec.build(flavor, image)
+        from_apis = client_request_spec.build(
+            client_request_spec.flavor_from_compute({
+                'id': '42', 'name': 'bm.gold', 'ram': 4096, 'vcpus': 4,
+                'disk': 100, 'OS-FLV-EXT-DATA:ephemeral': 10, 'swap': '',
+                'rxtx_factor': 1.0, 'extra_specs': extra_specs}),
+            client_request_spec.image_from_glance(glance))
+        self.assertEqual(matcher_spec.parse_request_spec(from_nova),
+                         matcher_spec.parse_request_spec(from_apis))
+
+        def flavor_of(spec):
+            # Compute's API does not show vcpu_weight; matching ignores it.
+            return {key: value for key, value in spec.items()
+                    if key not in ('image', 'vcpu_weight')}
+
+        self.assertEqual(flavor_of(from_nova), flavor_of(from_apis))
+        self.assertEqual(from_nova['image']['id'], from_apis['image']['id'])
 
 
 class TestResourceClassNames(test.NoDBTestCase):

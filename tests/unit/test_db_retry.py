@@ -23,11 +23,16 @@ import fixtures
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import exc_filters
 from oslotest import base
+import prometheus_client
 import pymysql
 import sqlalchemy as sa
+import webob
 
 from reserveapi.api import errors
+from reserveapi.api import expose
+from reserveapi.api import routes
 from reserveapi.common import exception
+from reserveapi.common import outages
 from reserveapi.db import backends
 from reserveapi.db import base as db_base
 
@@ -153,6 +158,34 @@ class TestRetries(base.BaseTestCase):
         self.assertEqual('found', insert())
         self.assertEqual(2, len(calls))
 
+    def test_retries_and_deadlocks_are_counted(self):
+        def sample(name, **labels):
+            return prometheus_client.REGISTRY.get_sample_value(
+                'reserveapi_database_' + name, labels) or 0
+
+        before = {error: sample('retries_total', error=error)
+                  for error in ('deadlock', 'duplicate')}
+        deadlocks = sample('deadlocks_total')
+        transaction, _calls = self._losing(2)
+        transaction()
+        calls = []
+
+        @db_base.retry_on_duplicate
+        def insert():
+            calls.append(1)
+            if len(calls) == 1:
+                raise db_exc.DBDuplicateEntry(columns=['uuid'])
+
+        insert()
+        self.assertEqual({'deadlock': before['deadlock'] + 2,
+                          'duplicate': before['duplicate'] + 1},
+                         {error: sample('retries_total', error=error)
+                          for error in before})
+        self.assertRaises(exception.DatabaseBusy,
+                          TestAutoincLockLost._raise_in_a_transaction,
+                          db_exc.DBDeadlock())
+        self.assertEqual(deadlocks + 1, sample('deadlocks_total'))
+
     def test_other_errors_are_not_retried(self):
         calls = []
 
@@ -187,13 +220,25 @@ class TestDescribe(base.BaseTestCase):
     def test_the_503_log_line_names_the_cause(self):
         log = self.useFixture(fixtures.FakeLogger(
             level=logging.INFO, format='%(levelname)s %(message)s'))
-        response = errors.from_exception(_deadlock(), {})
+        self.useFixture(fixtures.MockPatchObject(
+            errors, 'OUTAGES', outages.OutageLog(errors.LOG, '%s')))
+
+        def busy(environ, start_response):
+            # Routed, as RouteHook does, before the database refused.
+            environ[expose.ROUTE_KEY] = next(
+                route for route in routes.routes()
+                if (route.method, route.template) == (
+                    'POST', '/v1/reservations'))
+            raise _deadlock()
+
+        response = webob.Request.blank(
+            '/v1/reservations', method='POST').get_response(
+            errors.ErrorFormatter(busy))
         self.assertEqual(503, response.status_int)
         self.assertNotIn('1213', response.text)
         self.assertEqual(
-            'ERROR reserveapi.database_busy: The database is busy with '
-            'other requests; nothing was changed. Retry. Cause: '
-            'OperationalError 1213: Deadlock found when trying to get lock; '
+            'WARNING POST /v1/reservations failed: database: '
+            'OperationalError: 1213: Deadlock found when trying to get lock; '
             'try restarting transaction\n', log.output)
 
 

@@ -50,7 +50,8 @@ DIRECTIVE = re.compile(r'^(\s*)\.\. code-block:: ini\s*$')
 SECTION = re.compile(r'^\[([^\]]+)\]$')
 RBAC_MATRIX = ROOT / 'tests' / 'keystone' / 'rbac_matrix.yaml'
 ADMIN_GUIDE = DOC / 'admin' / 'index.rst'
-INSTALL_GUIDE = DOC / 'install' / 'index.rst'
+INSTALL_GUIDE = DOC / 'install' / 'production.rst'
+PRODUCTION_CONF = ROOT / 'etc' / 'reserveapi' / 'reserveapi.conf'
 OWNER_LESSEE_ROW = "a node's owner and lessee"
 COLUMNS = {
     # the table's column: the matrix's personas it speaks for
@@ -247,6 +248,12 @@ class TestShippedConfiguration(base.BaseTestCase):
                 'reserveapi-demo.conf').read_text()
         self.assertEqual([], problems(text, _options()))
 
+    def test_the_evaluation_file_parses_with_our_options(self):
+        text = (ROOT / 'etc' / 'reserveapi' /
+                'reserveapi-evaluation.conf').read_text()
+        self.assertIn('auth_strategy = noauth', text)
+        self.assertEqual([], problems(text, _options()))
+
 
 class TestCLIReference(base.BaseTestCase):
 
@@ -303,8 +310,8 @@ def route_cell(entry, personas, every_project):
         return 'no'
     if not statuses <= {200, 201, 202, 204, 404} or statuses == {404}:
         return 'statuses %s' % sorted(statuses)
-    if entry.get('own_project') and not set(personas) <= set(
-            every_project):
+    if (entry.get('own_project') or entry.get('own_nodes')) and not set(
+            personas) <= set(every_project):
         return 'own'
     return 'yes' if 404 not in statuses else 'a 404 on a route not own_project'
 
@@ -404,7 +411,8 @@ class TestCatalogType(base.BaseTestCase):
     type the code answers to (reserveapi.api.microversion.SERVICE_TYPE)."""
 
     def test_one_type_throughout(self):
-        text = INSTALL_GUIDE.read_text()
+        # The guide, and the file it has the reader install.
+        text = INSTALL_GUIDE.read_text() + PRODUCTION_CONF.read_text()
         found = (re.findall(r'^\s*service_type = (\S+)$', text, re.M)
                  + re.findall(r'openstack service create .*?\s(\S+)\n',
                               text.replace('\\\n', ' '))

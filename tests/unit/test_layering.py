@@ -25,7 +25,8 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.mirror', 'reserveapi.inventory', 'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
-          'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet')
+          'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet',
+          'reserveapi.monitoring')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
 CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
@@ -63,11 +64,19 @@ FORBIDDEN = {
                 'urllib', 'reserveapi.peers') + DOMAIN + WEB,
     'db': ('reserveapi.api', 'reserveapi.matcher', 'reserveapi.conf',
            'reserveapi.policies', 'reserveapi.policy', 'reserveapi.client',
-           'reserveapi.notifications', 'reserveapi.peers')
+           'reserveapi.notifications', 'reserveapi.peers',
+           'reserveapi.monitoring')
           + DOMAIN + WEB + PEERS,
     'common': ('reserveapi.api', 'reserveapi.db', 'reserveapi.matcher',
                'reserveapi.policies', 'reserveapi.policy',
-               'reserveapi.peers') + DOMAIN + WEB + PEERS,
+               'reserveapi.peers', 'reserveapi.monitoring')
+              + DOMAIN + WEB + PEERS,
+    # Serves the metrics; reads the database's gauges beside the domain,
+    # deciding nothing.
+    'monitoring': ('reserveapi.api', 'reserveapi.notifications',
+                   'reserveapi.policies', 'reserveapi.policy',
+                   'reserveapi.peers', 'reserveapi.matcher')
+                  + DOMAIN + WEB + PEERS,
     # Called by the domain modules after their commits; sends, decides
     # nothing.
     'notifications': ('reserveapi.api', 'reserveapi.db',

@@ -16,8 +16,11 @@ import logging
 
 import fixtures
 from oslotest import base
+import prometheus_client
 
 from reserveapi.cmd import worker
+from reserveapi.common import exception
+from reserveapi.common import outages
 from reserveapi.inventory import sync as inventory_sync
 from tests import base as tests_base
 
@@ -42,27 +45,54 @@ class TestRunOnce(base.BaseTestCase):
         self.assertEqual(['fine'], ran)
 
 
-class TestTraced(base.BaseTestCase):
-    """The daemon's jobs say when they start and finish, at DEBUG."""
+class TestRunJob(base.BaseTestCase):
+    """A run says when it starts and finishes, at DEBUG; a failure is
+    counted, logged as an outage and never raised."""
 
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(
             name='reserveapi.cmd.worker', level=logging.DEBUG))
+        self.useFixture(fixtures.MockPatchObject(
+            worker, '_OUTAGES', outages.OutageLog(worker.LOG, 'Job %s')))
+
+    def sample(self, name, **labels):
+        return prometheus_client.REGISTRY.get_sample_value(
+            'reserveapi_worker_job_' + name, labels) or 0
 
     def test_start_and_finish(self):
         ran = []
-        worker._traced('inventory-sync', lambda: ran.append(1))()
+        runs = self.sample('runs_total', worker_job='inventory-sync')
+        self.assertTrue(worker.run_job('inventory-sync',
+                                       lambda: ran.append(1)))
         self.assertEqual([1], ran)
         self.assertEqual('Running inventory-sync\nFinished inventory-sync\n',
                          self.log.output)
+        self.assertEqual(runs + 1, self.sample(
+            'runs_total', worker_job='inventory-sync'))
+        self.assertGreater(self.sample(
+            'last_success_timestamp_seconds', worker_job='inventory-sync'), 0)
 
-    def test_a_failure_propagates_unfinished(self):
+    def test_a_failure_is_logged_with_its_cause_and_counted(self):
         def broken():
-            raise RuntimeError('database is gone')
+            raise exception.DatabaseUnavailable(
+                cause='OperationalError connection refused',
+                server='postgresql 127.0.0.1:5432')
 
-        self.assertRaises(RuntimeError, worker._traced('mirror-retry', broken))
-        self.assertEqual('Running mirror-retry\n', self.log.output)
+        failures = self.sample('failures_total', worker_job='mirror-retry',
+                               cause='database')
+        self.assertFalse(worker.run_job('mirror-retry', broken))
+        self.assertEqual(failures + 1, self.sample(
+            'failures_total', worker_job='mirror-retry', cause='database'))
+        lines = self.log.output.splitlines()
+        self.assertEqual('Running mirror-retry', lines[0])
+        self.assertEqual('Job mirror-retry failed: database postgresql '
+                         '127.0.0.1:5432: OperationalError: connection '
+                         'refused', lines[1])
+        # The traceback, at DEBUG only.
+        self.assertEqual('Job mirror-retry failed', lines[2])
+        self.assertIn('Traceback', self.log.output)
+        self.assertNotIn('Finished', self.log.output)
 
 
 class TestJobs(tests_base.TestCase):

@@ -206,8 +206,12 @@ class Gunicorn:
     """
 
     def __init__(self, config_file, workers, log_path, startup_timeout=60,
-                 worker_timeout=60, worker_class='sync', threads=1):
+                 worker_timeout=60, worker_class='sync', threads=1,
+                 settings=None):
+        """``settings``: gunicorn's ``-c`` (a settings file or
+        ``python:module``)."""
         self.config_file = config_file
+        self.settings = settings
         self.workers = workers
         self.worker_class = worker_class
         self.threads = threads
@@ -231,15 +235,17 @@ class Gunicorn:
     def start(self):
         self.port = free_port()
         env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
-        command = [sys.executable, '-m', 'gunicorn',
-                   '--workers', str(self.workers),
-                   '--worker-class', self.worker_class,
-                   '--threads', str(self.threads),
-                   '--bind', '127.0.0.1:%d' % self.port,
-                   '--timeout', str(self.worker_timeout),
-                   '--graceful-timeout', '5',
-                   '--log-level', 'warning',
-                   'reserveapi.wsgi.api:application']
+        command = [sys.executable, '-m', 'gunicorn']
+        if self.settings:
+            command += ['-c', self.settings]
+        command += ['--workers', str(self.workers),
+                    '--worker-class', self.worker_class,
+                    '--threads', str(self.threads),
+                    '--bind', '127.0.0.1:%d' % self.port,
+                    '--timeout', str(self.worker_timeout),
+                    '--graceful-timeout', '5',
+                    '--log-level', 'warning',
+                    'reserveapi.wsgi.api:application']
         with open(self.log_path, 'ab') as log:
             log.write(('\n# %s\n' % ' '.join(command)).encode())
             log.flush()
@@ -334,6 +340,37 @@ def tail(path, lines=20):
     except OSError:
         return ''
     return '\n'.join(text.splitlines()[-lines:])
+
+
+class Scraper:
+    """GET ``path`` from the API every ``interval`` seconds in a thread
+    while the ``with`` block runs, as Prometheus would (far more often
+    than it would), counting the answers."""
+
+    def __init__(self, address, path='/metrics', interval=1.0):
+        self.address = address
+        self.path = path
+        self.interval = interval
+        self.statuses = collections.Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='scraper')
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        while True:
+            status, _body, _seconds = request(self.address, 'GET',
+                                              self.path)
+            self.statuses[status_class(status)] += 1
+            if self._stop.wait(self.interval):
+                return
 
 
 # HTTP
@@ -454,6 +491,52 @@ def single_client(address, request_spec, requests, warmup, delete,
         'delete_statuses': dict(delete_statuses),
         'error_samples': errors,
     }
+
+
+def alternating_single_client(addresses, request_spec, requests, warmup,
+                              deadline, timeout):
+    """``single_client`` (each reservation deleted right after) against
+    several servers at once, ``{name: address}``: each POST goes to every
+    server in turn, in an order that alternates, so that whatever else
+    loads the machine weighs on all of them alike. ``{name: result}``,
+    each as ``single_client``'s.
+    """
+    names = sorted(addresses)
+    clients = {name: Client(addresses[name], timeout) for name in names}
+    posts = {name: [] for name in names}
+    post_statuses = {name: collections.Counter() for name in names}
+    delete_statuses = {name: collections.Counter() for name in names}
+    errors = []
+    completed = True
+    for index in range(warmup + requests):
+        if time.monotonic() > deadline:
+            completed = False
+            break
+        measured = index >= warmup
+        for name in names if index % 2 else reversed(names):
+            client = clients[name]
+            status, data, seconds = client.request(
+                'POST', '/v1/reservations',
+                reservation_body(request_spec, 'bench-compute-0'))
+            if measured:
+                posts[name].append(seconds)
+                post_statuses[name][status_class(status)] += 1
+            if status != OK_CREATED:
+                _error_sample(errors, status, data)
+                continue
+            status, data, _seconds = client.request(
+                'DELETE', '/v1/reservations/' + json.loads(data)['uuid'])
+            if measured:
+                delete_statuses[name][status_class(status)] += 1
+            if status != OK_DELETED:
+                _error_sample(errors, status, data)
+    for client in clients.values():
+        client.close()
+    return {name: {'completed': completed, 'post': summarize(posts[name]),
+                   'post_statuses': dict(post_statuses[name]),
+                   'delete_statuses': dict(delete_statuses[name]),
+                   'error_samples': errors}
+            for name in names}
 
 
 # Phase 2: concurrent clients

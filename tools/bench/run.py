@@ -32,7 +32,12 @@ sync-nodes`` twice (initial, then nothing changed), ANALYZE (unless
    threads (claims/s): the floor;
 4. the same again with the very statements the API sends (captured by
    api_statements.py): its reads, then its claim: the floor of the
-   API's own database work.
+   API's own database work;
+5. with ``--metrics both``, the single client and (PostgreSQL, MySQL)
+   the concurrent clients again, against two servers at once, one with
+   ``[metrics] enabled`` off and one on (gunicorn with
+   reserveapi.wsgi.gunicorn_config, /metrics scraped every second), the
+   load alternating between them: what metrics cost the hot path.
 
 Prints a table with PASS/FAIL against the targets of issue 25 and writes
 the results as JSON to tools/bench/out/.  Exits 0 when every phase ran
@@ -42,6 +47,7 @@ was missed under ``--fail-on-target``.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -51,9 +57,11 @@ import re
 import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from tools.bench import benchdb
@@ -88,6 +96,10 @@ REFERENCE_NODES = 100000
 LATENCY_TARGET_BACKENDS = ('sqlite', 'postgresql')
 # Backends whose concurrent throughput issue 25 sets targets for.
 THROUGHPUT_TARGET_BACKENDS = ('postgresql',)
+# Issue 34: with metrics on, the single client's POST p50 and the
+# concurrent throughput within this fraction of metrics off.
+TARGET_METRICS_COST = 0.05
+METRICS_SETTINGS = 'python:reserveapi.wsgi.gunicorn_config'
 
 
 class StepFailed(Exception):
@@ -163,6 +175,17 @@ def parse_args(argv):
                              '(for profiling); print where they are.')
     parser.add_argument('--fail-on-target', action='store_true',
                         help='Exit 3 when a target is missed.')
+    parser.add_argument('--metrics', choices=('off', 'on', 'both'),
+                        default='off',
+                        help='[metrics] enabled for the phases (on: under '
+                             'gunicorn -c %s); both: the phases with them '
+                             'off, then single and concurrent clients '
+                             'against a server with them off and one with '
+                             'them on at once, /metrics scraped every '
+                             'second.' % METRICS_SETTINGS)
+    parser.add_argument('--metrics-rounds', type=int, default=3,
+                        help='Rounds with --metrics both; each mode\'s '
+                             'figure is the median of its rounds.')
     args = parser.parse_args(argv)
     args.backends = [name.strip() for name in args.backends.split(',')
                      if name.strip()]
@@ -171,7 +194,7 @@ def parse_args(argv):
         parser.error('--backends: choose among %s'
                      % ', '.join(benchdb.BACKENDS))
     for name in ('nodes', 'requests', 'threads', 'workers', 'pick_among',
-                 'worker_threads'):
+                 'worker_threads', 'metrics_rounds'):
         if getattr(args, name) < 1:
             parser.error('--%s must be at least 1' % name.replace('_', '-'))
     if args.concurrent_requests is None:
@@ -224,7 +247,7 @@ def run_step(label, command, timeout, env=None):
     return usage, stdout
 
 
-def write_config(path, workdir, backend, inventory):
+def write_config(path, workdir, backend, inventory, metrics=False):
     connection = backend.connection_url.replace('$', '$$')
     path.write_text(
         '# Written by tools/bench/run.py for one benchmark run.\n'
@@ -238,8 +261,11 @@ def write_config(path, workdir, backend, inventory):
         '\n[inventory]\n'
         'source = file\n'
         'file = %(inventory)s\n'
+        '\n[metrics]\n'
+        'enabled = %(metrics)s\n'
         % {'state': workdir / ('state-' + backend.kind),
-           'connection': connection, 'inventory': inventory})
+           'connection': connection, 'inventory': inventory,
+           'metrics': metrics})
 
 
 _COUNTS = re.compile(r'(\d+) (added|updated|unchanged|removed)')
@@ -304,7 +330,9 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                               'version': backend.version}
         log('%s: database %s (%s)' % (kind, backend.name, backend.version))
         config = workdir / ('reserveapi-%s-%d.conf' % (kind, nodes))
-        write_config(config, workdir, backend, inventory)
+        write_config(config, workdir, backend, inventory,
+                     metrics=args.metrics == 'on')
+        settings = METRICS_SETTINGS if args.metrics == 'on' else None
         record['config_file'] = str(config)
         base = [script('reserveapi-dbsync'), '--config-file', str(config)]
         manage = [script('reserveapi-manage'), '--config-file', str(config)]
@@ -336,7 +364,8 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
         with benchload.Gunicorn(str(config), 1,
                                 str(workdir / ('gunicorn-%s-w1.log' % kind)),
                                 worker_class=args.worker_class,
-                                threads=args.worker_threads) as server:
+                                threads=args.worker_threads,
+                                settings=settings) as server:
             with Phase(record, 'single', server):
                 record['single'] = benchload.single_client(
                     server.address, request_spec, args.requests,
@@ -353,6 +382,10 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                 args.pick_among, time.monotonic() + timeout)
 
         if kind not in benchdb.CONCURRENT_BACKENDS:
+            if args.metrics == 'both':
+                record['metrics_cost'] = metrics_cost(
+                    kind, args, workdir, backend, inventory, request_spec,
+                    nodes, concurrent=False)
             return
         if args.concurrent_requests > eligible // 2:
             log('  NOTE: %d concurrent requests for %d free nodes of the '
@@ -366,7 +399,7 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                 str(workdir / ('gunicorn-%s-%d-w%d.log'
                                % (kind, nodes, args.workers))),
                 worker_class=args.worker_class,
-                threads=args.worker_threads) as server:
+                threads=args.worker_threads, settings=settings) as server:
             # Warm every worker up (connections, caches) before timing:
             # reservations made and deleted again, unmeasured.
             benchload.single_client(
@@ -416,8 +449,99 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
         raw['db_check'] = backend.reservation_census()
         record['raw_sql_api'] = raw
         backend.clear_reservations()
+        if args.metrics == 'both':
+            record['metrics_cost'] = metrics_cost(
+                kind, args, workdir, backend, inventory, request_spec, nodes,
+                concurrent=True)
         if args.keep:
             log('  kept database %s' % backend.connection_url)
+
+
+def metrics_cost(kind, args, workdir, backend, inventory, request_spec,
+                 nodes, concurrent):
+    """The single client's POST p50 and (``concurrent``) the concurrent
+    clients' reservations/s with ``[metrics] enabled`` off and on.
+
+    Both servers run at once, on the same database, one with metrics
+    off and one with them on (under gunicorn_config, /metrics scraped
+    every second), and the load alternates between them: the single
+    client sends each POST to one then the other, the concurrent
+    clients split in two halves that run at the same time, one per
+    server. Whatever else loads the machine then weighs on both alike.
+    Each mode's figure is the median of ``--metrics-rounds`` rounds; the
+    change is the median of the rounds' on/off ratios (rounds are
+    paired, so that a slower round weighs on both modes alike).
+    """
+    timeout = args.step_timeout
+    configs = {}
+    for mode in MODES:
+        configs[mode] = workdir / ('reserveapi-%s-%d-metrics-%s.conf'
+                                   % (kind, nodes, mode))
+        write_config(configs[mode], workdir, backend, inventory,
+                     metrics=mode == 'on')
+    rounds = {mode: [] for mode in MODES}
+    for number in range(args.metrics_rounds):
+        log('  metrics off and on, round %d: single client%s'
+            % (number + 1, ', concurrent' if concurrent else ''))
+        measured = _metrics_round(args, workdir, kind, configs, request_spec,
+                                  concurrent, timeout)
+        backend.clear_reservations()
+        for mode in MODES:
+            rounds[mode].append(measured[mode])
+    figures = {'post_p50_ms': lambda one: one['single']['post']['p50_ms']}
+    if concurrent:
+        figures['reservations_per_s'] = (
+            lambda one: one['concurrent']['reservations_per_s'])
+    result = {'rounds': rounds, 'on_vs_off': {}}
+    for name, figure in figures.items():
+        for mode in MODES:
+            result.setdefault(mode, {})[name] = round(statistics.median(
+                figure(one) for one in rounds[mode]), 2)
+        result['on_vs_off'][name] = round(statistics.median(
+            figure(on) / figure(off)
+            for off, on in zip(rounds['off'], rounds['on'], strict=True)), 4)
+    return result
+
+
+MODES = ('off', 'on')
+
+
+def _metrics_round(args, workdir, kind, configs, request_spec, concurrent,
+                   timeout):
+    """One round of metrics_cost: ``{mode: {'single', 'concurrent',
+    'scrapes'}}``."""
+    workers = args.workers if concurrent else 1
+    with contextlib.ExitStack() as stack:
+        servers = {mode: stack.enter_context(benchload.Gunicorn(
+            str(configs[mode]), workers,
+            str(workdir / ('gunicorn-%s-metrics-%s.log' % (kind, mode))),
+            worker_class=args.worker_class, threads=args.worker_threads,
+            settings=METRICS_SETTINGS if mode == 'on' else None))
+            for mode in MODES}
+        scraper = stack.enter_context(benchload.Scraper(
+            servers['on'].address))
+        single = benchload.alternating_single_client(
+            {mode: server.address for mode, server in servers.items()},
+            request_spec, args.requests, args.warmup,
+            time.monotonic() + timeout, args.request_timeout)
+        measured = {mode: {'single': single[mode]} for mode in MODES}
+        if concurrent:
+            halves = {}
+            threads = [threading.Thread(target=lambda mode=mode: halves.update(
+                {mode: benchload.concurrent_clients(
+                    servers[mode].address, request_spec,
+                    args.concurrent_requests // 2,
+                    max(1, args.threads // 2), time.monotonic() + timeout,
+                    args.request_timeout, args.keep_alive)}))
+                for mode in MODES]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            for mode in MODES:
+                measured[mode]['concurrent'] = halves[mode]
+    measured['on']['scrapes'] = dict(scraper.statuses)
+    return measured
 
 
 # Verdicts
@@ -536,7 +660,46 @@ def verdicts(label, record, reference=None):
     if cpu is not None:
         targets['api_cpu'] = (None if not judged else 'PASS'
                               if cpu <= TARGET_API_CPU_MS else 'FAIL')
+    cost = record.get('metrics_cost')
+    if cost:
+        problems.extend(_metrics_round_problems(kind, cost))
+        ratios = record.setdefault('ratios', {})
+        ratios['metrics_post_p50'] = cost['on_vs_off']['post_p50_ms']
+        targets['metrics_post_p50'] = (
+            'PASS' if ratios['metrics_post_p50'] <= 1 + TARGET_METRICS_COST
+            else 'FAIL')
+        if 'reservations_per_s' in cost['on_vs_off']:
+            ratios['metrics_throughput'] = cost['on_vs_off'][
+                'reservations_per_s']
+            targets['metrics_throughput'] = (
+                'PASS' if ratios['metrics_throughput']
+                >= 1 - TARGET_METRICS_COST else 'FAIL')
     return targets, problems, notes
+
+
+def _metrics_round_problems(kind, cost):
+    """What went wrong in the metrics rounds: answers other than 201
+    (single and concurrent) and 204, a scrape that failed."""
+    found = []
+    for mode, rounds in cost['rounds'].items():
+        for number, measured in enumerate(rounds, 1):
+            single = measured['single']
+            statuses = dict(single['post_statuses'])
+            statuses.update({'DELETE ' + status: count for status, count
+                             in single['delete_statuses'].items()})
+            statuses.update({'concurrent ' + status: count
+                             for status, count in measured.get(
+                                 'concurrent', {}).get('statuses',
+                                                       {}).items()})
+            statuses.update({'scrape ' + status: count for status, count
+                             in measured.get('scrapes', {}).items()})
+            bad = {status: count for status, count in statuses.items()
+                   if status.rpartition(' ')[2] not in ('201', '204')
+                   and status != 'scrape 200'}
+            if bad or not single['completed']:
+                found.append('%s metrics %s round %d: %s' % (
+                    kind, mode, number, bad or 'stopped by --step-timeout'))
+    return found
 
 
 # Output
@@ -670,6 +833,14 @@ def table(results):
     row("concurrent / the API's SQL", '>= %.2f' % TARGET_VS_API_SQL,
         lambda r: _cell(r['concurrent_vs_api_floor'],
                         verdict(r, 'concurrent_vs_api_floor'), digits=2))
+    if any('metrics_cost' in record
+           for record in results['backends'].values()):
+        row('metrics off / on: POST p50 (ms)',
+            '<= +%d %%' % (100 * TARGET_METRICS_COST),
+            lambda r: _cost(r, 'post_p50_ms', 'metrics_post_p50'))
+        row('metrics off / on: concurrent res/s',
+            '>= -%d %%' % (100 * TARGET_METRICS_COST),
+            lambda r: _cost(r, 'reservations_per_s', 'metrics_throughput'))
     if any('error' in record for record in results['backends'].values()):
         row('error', '', lambda r: r['error'].splitlines()[0][:40]
             if 'error' in r else '')
@@ -681,6 +852,15 @@ def table(results):
              for line in [header] + rows]
     lines.insert(1, '  '.join('-' * width for width in widths))
     return '\n'.join(lines)
+
+
+def _cost(record, name, target):
+    """``12.1 / 12.4 (+2.5 %) PASS``: off, on (medians), the change (the
+    rounds' median), the verdict."""
+    cost = record['metrics_cost']
+    return '%.1f / %.1f (%+.1f %%) %s' % (
+        cost['off'][name], cost['on'][name],
+        100 * (cost['on_vs_off'][name] - 1), record['targets'][target])
 
 
 def _statuses(statuses, order=('201',)):

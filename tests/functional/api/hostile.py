@@ -77,8 +77,10 @@ def fill(template, values, **overrides):
     return _PARAM.sub(value, template)
 
 
-def requests(values, bodies):
-    """Every hostile request for every route.
+def requests(values, bodies, version):
+    """Every hostile request for every route, at microversion
+    ``version`` (a route newer than it is not there: its valid request
+    is a 404).
 
     ``values`` maps path parameter names to values of existing
     resources; ``bodies`` maps ``"METHOD template"`` to a valid body of
@@ -86,6 +88,10 @@ def requests(values, bodies):
     """
     table = []
     for route in api_routes.routes():
+        if not _served(route, version):
+            table += _too_early_requests(route, values, bodies)
+            table += _microversion_requests(route, values)
+            continue
         table += _path_requests(route, values)
         table += _param_requests(route, values)
         table += _query_requests(route, values)
@@ -95,8 +101,21 @@ def requests(values, bodies):
             table += _body_requests(route, values, bodies[key])
         else:
             table += _unwanted_body_requests(route, values)
-    table += _method_requests(values)
+    table += _method_requests(values, version)
     return table
+
+
+def _served(route, version):
+    return route.min_version is None or version >= route.min_version
+
+
+def _too_early_requests(route, values, bodies):
+    """The valid request of a route newer than the request's version."""
+    body = bodies.get('%s %s' % (route.method, route.template))
+    return [_req('too early', route.method, fill(route.template, values),
+                 {404}, 'No such resource',
+                 body=None if body is None else _json(body),
+                 content_type=None if body is None else 'application/json')]
 
 
 def _path_requests(route, values):
@@ -126,14 +145,23 @@ def _path_requests(route, values):
     return rows
 
 
-def _method_requests(values):
+def _method_requests(values, version):
     rows = []
     by_template = {}
     for route in api_routes.routes():
-        by_template.setdefault(route.template, set()).add(route.method)
+        methods = by_template.setdefault(route.template, set())
+        if _served(route, version):
+            methods.add(route.method)
     for template, allowed in sorted(by_template.items()):
         for method in METHODS:
-            if method not in allowed:
+            if not allowed:
+                # No route of the path at this version: no resource.
+                rows.append(_req('wrong method', method,
+                                 fill(template, values),
+                                 {404} | ({200} if method == 'OPTIONS'
+                                         else set()),
+                                 'No such resource'))
+            elif method not in allowed:
                 # /v1/aggregates/sync is also an aggregate_uuid to the
                 # item routes: a 400 saying it is no UUID.
                 # OPTIONS may be a CORS preflight, answered by the CORS
@@ -326,7 +354,8 @@ def _field_breakers(valid, field):
     for value in _BAD_SCALARS:
         if type(value) is type(valid[field]) and value == valid[field]:
             continue
-        if field in ('dry_run', 'prune') and isinstance(value, bool):
+        if (field in ('dry_run', 'prune', 'explain')
+                and isinstance(value, bool)):
             continue
         if field == 'request_spec' and value == {}:
             continue  # an empty spec is a valid one: it asks for nothing

@@ -48,3 +48,14 @@ def takes_body(method, template):
     """Whether the route reads a JSON body."""
     return any(route.media_types for route in api_routes.routes()
                if (route.method, route.template) == (method, template))
+
+
+def version_headers(method, template):
+    """The microversion header a route newer than 1.0 needs to exist:
+    its own version; no header for the others."""
+    for route in api_routes.routes():
+        if ((route.method, route.template) == (method, template)
+                and route.min_version is not None):
+            return {'OpenStack-API-Version': 'baremetal-reservation %s'
+                    % (route.min_version,)}
+    return {}

@@ -24,8 +24,10 @@ database exactly as it was.
 import re
 import uuid
 
+import microversion_parse
 import sqlalchemy as sa
 
+from reserveapi.api import microversion
 from reserveapi.db import models
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
@@ -85,6 +87,9 @@ class TestHostileInput(base.APITestCase):
                 'aggregates': [{'uuid': self.aggregate,
                                 'hosts': [HOST, 'compute-2']}],
                 'dry_run': True},
+            'POST /v1/candidates': {
+                'request_spec': examples.REQUEST_SPEC, 'conductor_group': '',
+                'shard': None, 'limit': 1, 'explain': True},
         }
 
     def snapshot(self):
@@ -132,7 +137,10 @@ class TestHostileInput(base.APITestCase):
         before = self.snapshot()
         wrong = []
         for version in VERSIONS:
-            table = hostile.requests(self.values(), self.bodies(version))
+            table = hostile.requests(
+                self.values(), self.bodies(version),
+                microversion.MAX_VERSION if version == 'latest'
+                else microversion_parse.parse_version_string(version))
             self.assertGreater(len(table), MIN_REQUESTS)
             for request in table:
                 problem = self.wrong(request, self.send(request, version))

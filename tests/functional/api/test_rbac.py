@@ -66,7 +66,8 @@ class TestPolicyMatrix(base.APITestCase):
 
     def call(self, method, path, headers):
         body = {} if routes.takes_body(method, path) else None
-        return self.request(method, concrete(path), body, headers=headers)
+        return self.request(method, concrete(path), body, headers=dict(
+            headers, **routes.version_headers(method, path)))
 
     def test_every_rule_has_operations(self):
         self.assertGreaterEqual(len(operations()), 9)

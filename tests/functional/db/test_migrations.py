@@ -24,11 +24,11 @@ from tests import base
 from tests.functional import base as functional_base
 
 # Fresh, empty databases: the migrations, not the test, build them.
-BACKENDS = [
-    ('SQLite', {'FIXTURE': test_fixtures.OpportunisticDbFixture}),
-    ('PostgreSQL', {'FIXTURE': test_fixtures.PostgresqlOpportunisticFixture}),
-    ('MySQL', {'FIXTURE': test_fixtures.MySQLOpportunisticFixture}),
-]
+SQLITE = ('SQLite', {'FIXTURE': test_fixtures.OpportunisticDbFixture})
+POSTGRESQL = ('PostgreSQL', {
+    'FIXTURE': functional_base.PostgresqlOpportunisticFixture})
+MYSQL = ('MySQL', {'FIXTURE': functional_base.MySQLOpportunisticFixture})
+BACKENDS = [SQLITE, POSTGRESQL, MYSQL]
 
 
 def _insert_node(connection, node_id):
@@ -164,7 +164,7 @@ class TestTraitTriggersByIndex(_EmptyDatabaseTestCase):
     """0010 has PostgreSQL join a statement's traits with their nodes by
     the key, and the counters stay what the traits make them."""
 
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
+    scenarios = [POSTGRESQL]
 
     def test_trait_triggers_join_by_the_key(self):
         migration.upgrade(engine=self.engine)
@@ -209,7 +209,7 @@ class TestModelsSync(test_migrations.ModelsMigrationsSync,
 
 
 class TestMySQLTables(_EmptyDatabaseTestCase):
-    FIXTURE = test_fixtures.MySQLOpportunisticFixture
+    scenarios = [MYSQL]
 
     def test_tables_are_utf8mb4(self):
         migration.upgrade(engine=self.engine)

@@ -49,7 +49,7 @@ class TestMariaDBPrivileges(base.TestCase):
             for statement in (
                     'CREATE DATABASE reserveapi CHARACTER SET utf8mb4',
                     "CREATE USER 'reserveapi'@'127.0.0.1' IDENTIFIED BY 'x'",
-                    # What doc/source/install/index.rst grants.
+                    # What doc/source/install/production.rst grants.
                     "GRANT ALL PRIVILEGES ON reserveapi.* TO "
                     "'reserveapi'@'127.0.0.1'",
                     "CREATE USER 'reader'@'127.0.0.1' IDENTIFIED BY 'x'",

@@ -29,6 +29,7 @@ from keystoneauth1 import exceptions as ksa_exc
 from keystoneauth1 import fixture as ks_fixture
 from keystoneauth1 import loading as ks_loading
 from oslo_config import fixture as config_fixture
+import prometheus_client
 
 from reserveapi import conf
 from reserveapi.common import exception
@@ -529,6 +530,27 @@ class TestClaim(SourceTestCase):
         self.assertRaises(exception.InstanceClaimedElsewhere,
                           self.source.claim, NODE, INSTANCE, {})
         self.assertEqual(1, self.nodes.update.call_count)
+
+    def test_every_patch_is_timed_and_every_refusal_counted(self):
+        def sample(name):
+            return prometheus_client.REGISTRY.get_sample_value(
+                'reserveapi_ironic_claim_' + name) or 0
+
+        timed, conflicts = sample('duration_seconds_count'), sample(
+            'conflicts_total')
+        self.nodes.update.return_value = self.claimed()
+        self.source.claim(NODE, INSTANCE, {})
+        for refusal in (conflict_elsewhere(), ironic_exc.Conflict(
+                'Node %s is associated with instance %s. (HTTP 409)'
+                % (NODE, OTHER_INSTANCE))):
+            self.nodes.update.side_effect = refusal
+            self.assertRaises(exception.Conflict, self.source.claim, NODE,
+                              INSTANCE, {})
+        self.nodes.update.side_effect = ksa_exc.ConnectFailure('refused')
+        self.assertRaises(exception.IronicUnavailable, self.source.claim,
+                          NODE, INSTANCE, {})
+        self.assertEqual(timed + 4, sample('duration_seconds_count'))
+        self.assertEqual(conflicts + 2, sample('conflicts_total'))
 
     def test_find_claim(self):
         self.nodes.get_by_instance_uuid.return_value = numbered(

@@ -293,3 +293,71 @@ class TestExplain(testtools.TestCase):
             '1 fail capability boot_mode; capability boot_mode: closest '
             'nodes have bios (1)',
             selection.explain(len(nodes), eliminated, values))
+
+
+class TestLeadingCriterion(testtools.TestCase):
+    """What a refusal is counted by: the criterion its text names first,
+    without the trait or capability it failed on."""
+
+    def test_the_largest_count_leads(self):
+        eliminated = {'resource_class': 80, 'required_traits:CUSTOM_RAID': 30,
+                      'reserved': 10}
+        self.assertTrue(selection.explain(120, eliminated, {}).startswith(
+            '120 nodes: 80 wrong resource class'))
+        self.assertEqual('resource_class',
+                         selection.leading_criterion(eliminated))
+
+    def test_an_item_is_dropped(self):
+        self.assertEqual('required_traits', selection.leading_criterion(
+            {'required_traits:CUSTOM_RAID': 3, 'reserved': 1}))
+
+    def test_ties_go_in_criterion_order(self):
+        self.assertEqual('reserved', selection.leading_criterion(
+            {'resource_class': 2, 'reserved': 2}))
+
+    def test_nothing_eliminated(self):
+        self.assertEqual('none', selection.leading_criterion({}))
+        self.assertEqual('none', selection.leading_criterion({'retired': 0}))
+
+
+class TestCandidatesOrder(testtools.TestCase):
+    """What POST /v1/candidates shows: exclusions in the matcher's order,
+    groups of alike nodes counted once each, nodes best fit first."""
+
+    SPEC = spec.parse_request_spec({'extra_specs': {
+        'capabilities:gpus': '= 2', 'capabilities:boot_mode': 'uefi',
+        'trait:CUSTOM_RAID': 'required', 'trait:CUSTOM_A': 'required'}})
+
+    def test_excluded_in_the_order_criteria_apply(self):
+        eliminated = {'capabilities:boot_mode': 9, 'capabilities:gpus': 1,
+                      'required_traits:CUSTOM_RAID': 2,
+                      'required_traits:CUSTOM_A': 2, 'resource_class': 50,
+                      'reserved': 3, 'retired': 0}
+        values = {'boot_mode': collections.Counter({'bios': 8, 'x': 1}),
+                  'gpus': collections.Counter({'1': 1})}
+        self.assertEqual(
+            [('reserved', None, 3, 'reserved', ()),
+             ('resource_class', None, 50, 'wrong resource class', ()),
+             ('required_traits', 'CUSTOM_A', 2, 'lack trait CUSTOM_A', ()),
+             ('required_traits', 'CUSTOM_RAID', 2, 'lack trait CUSTOM_RAID',
+              ()),
+             ('capabilities', 'gpus', 1, 'fail capability gpus',
+              (('1', 1),)),
+             ('capabilities', 'boot_mode', 9, 'fail capability boot_mode',
+              (('bios', 8), ('x', 1)))],
+            [tuple(exclusion) for exclusion in selection.excluded(
+                self.SPEC, eliminated, values)])
+
+    def test_a_group_counts_for_its_nodes(self):
+        group = _node('group', capabilities={'gpus': '1'})
+        miss = filters.Miss('capability gpus is 1', 'gpus')
+        self.assertEqual(
+            ({'capabilities:gpus': 7},
+             {'gpus': collections.Counter({'1': 7})}),
+            selection.eliminate([(group, 'capabilities', miss)], [7]))
+
+    def test_by_fit_keeps_the_order_of_equal_nodes(self):
+        nodes = [_node('big', 4096), _node('first'), _node('second'),
+                 _node('mid', 2048)]
+        self.assertEqual(['first', 'second', 'mid', 'big'],
+                         _uuids(selection.by_fit(SPEC, nodes)))

@@ -17,6 +17,7 @@ from pecan import rest
 from reserveapi.api import expose
 from reserveapi.api.controllers import versions
 from reserveapi.api.controllers.v1 import aggregates
+from reserveapi.api.controllers.v1 import candidates
 from reserveapi.api.controllers.v1 import capacity
 from reserveapi.api.controllers.v1 import nodes
 from reserveapi.api.controllers.v1 import reservations
@@ -25,6 +26,7 @@ from reserveapi.api.controllers.v1 import reservations
 class V1Controller(rest.RestController):
 
     aggregates = aggregates.AggregatesController()
+    candidates = candidates.CandidatesController()
     capacity = capacity.CapacityController()
     nodes = nodes.NodesController()
     reservations = reservations.ReservationsController()

@@ -1,0 +1,22 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The install guide's two paths, every command block run as written.
+
+They need root, the ``keystone`` and ``ironic`` packages and minutes, so
+only ``tox -e install-guide`` (RESERVEAPI_TEST_SUITE=install_guide) loads
+them; anywhere else this package holds no test.
+"""
+
+from tests import suites
+
+load_tests = suites.gate('install_guide', __file__)
