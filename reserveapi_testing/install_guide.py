@@ -60,6 +60,8 @@ import urllib.request
 
 import fixtures
 
+from reserveapi_testing import dbservers
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GUIDE = ROOT / 'doc' / 'source' / 'install'
 PAGES = ('evaluation.rst', 'production.rst')
@@ -254,15 +256,6 @@ def answers(url):
             return response.status == 200
     except (OSError, urllib.error.URLError):
         return False
-
-
-def _tail(path, size=3000):
-    try:
-        with open(path, 'rb') as stream:
-            stream.seek(max(0, os.path.getsize(path) - size))
-            return stream.read().decode(errors='replace')
-    except OSError as exc:
-        return '(nothing: %s)' % exc
 
 
 def _gone(pid):
@@ -502,10 +495,11 @@ class Machine(fixtures.Fixture):
         while time.monotonic() < deadline:
             if process is not None and process.poll() is not None:
                 raise StepFailed('it exited (%d) instead of serving:\n%s' % (
-                    process.returncode, _tail(log_path)))
+                    process.returncode, dbservers.tail(log_path)))
             if ready[0] == 'url' and answers(ready[1]):
                 return
-            if ready[0] == 'output' and ready[1] in _tail(log_path, 100000):
+            if ready[0] == 'output' and ready[1] in dbservers.tail(
+                    log_path, 100000):
                 return
             time.sleep(0.3)
         raise StepFailed('not ready (%s %s) after %d s' % (
@@ -521,7 +515,7 @@ class Machine(fixtures.Fixture):
 
     def _logs(self):
         """What the services wrote, for a failure's message."""
-        return ''.join('\n--- %s:\n%s' % (what, _tail(path))
+        return ''.join('\n--- %s:\n%s' % (what, dbservers.tail(path))
                        for what, path in self._log_files())
 
     def logged(self, text):
@@ -558,7 +552,7 @@ class Machine(fixtures.Fixture):
         if failed:
             raise StepFailed('Ctrl-C did not stop it with exit 0: %s'
                              % ''.join('\n--- %s (exit %s):\n%s' % (
-                                 command, code, _tail(path))
+                                 command, code, dbservers.tail(path))
                                  for command, code, path in failed))
 
     @staticmethod

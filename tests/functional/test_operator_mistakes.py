@@ -28,13 +28,8 @@ import fixtures
 from oslotest import base
 
 from reserveapi_testing import deployment
+from tests.functional.test_startup import KEYSTONE_MISSING
 
-KEYSTONE_MISSING = (
-    '[keystone_authtoken] lacks auth_type, auth_url, username or user_id, '
-    'password, project_name or project_id: set them (see the sample '
-    'configuration). [api] auth_strategy is keystone, and auth_token needs '
-    'them to validate tokens (or set [api] auth_strategy = noauth, for '
-    'development only).')
 IRONIC_MISSING = (
     '[ironic] lacks auth_type, auth_url, username or user_id, password, '
     'project_name or project_id: set them (see the sample configuration). '
