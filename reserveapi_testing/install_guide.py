@@ -678,8 +678,11 @@ class Cloud(fixtures.Fixture):
 
         self.keystone = self.useFixture(keystone.KeystoneFixture(
             identities=False))
-        self.ironic = ironic.shared_ironic()
-        self.ironic.reset()
+        # An Ironic of this test's own: the process-wide one would keep
+        # its files in the first test's temporary directory (imported
+        # here, its module takes that directory for the temporary root),
+        # gone once that test ends.
+        self.ironic = self.useFixture(ironic.IronicFixture())
         self.ironic.seed_nodes(self.NODES)
         password = secrets.token_urlsafe(16)
         self._service_user('placement', password)
