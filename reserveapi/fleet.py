@@ -61,6 +61,9 @@ class Heartbeat:
         self.pid = os.getpid()
         self.holder = lease.holder().rpartition(':')[0]
         self.started_at = timeutils.utcnow()
+        # What this code knows does not change while it runs: the
+        # migration scripts are read once, not at every beat.
+        self.schema_head = migration.head()
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, daemon=True, name='service-heartbeat')
@@ -69,7 +72,7 @@ class Heartbeat:
         interval = CONF.service_heartbeat_interval
         db_services.beat(
             self.holder, self.kind, socket.gethostname(), self.pid,
-            version.release_string(), migration.head(), self.started_at,
+            version.release_string(), self.schema_head, self.started_at,
             interval * MISSED_BEATS)
 
     def _run(self):
