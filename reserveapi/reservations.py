@@ -24,7 +24,6 @@ import datetime
 import itertools
 
 from oslo_log import log
-from oslo_utils import excutils
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
@@ -36,9 +35,8 @@ import reserveapi.conf
 from reserveapi.db import matching as db_matching
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
-from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
-from reserveapi.inventory import sync as inventory_sync
+from reserveapi.inventory import lifecycle
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
@@ -126,7 +124,7 @@ def _claim(instance_uuid, host, spec, context, request_spec):
     node_filter = _prefilter(spec, context)
     values = {'instance_uuid': instance_uuid, 'host': host,
               'project_id': context.project_id}
-    source = _claiming_source()
+    source = lifecycle.claiming_source()
     info = ironic.instance_info(request_spec) if source else None
     tried = refused = 0
     for _round in range(CANDIDATE_ROUNDS):
@@ -147,9 +145,8 @@ def _claim(instance_uuid, host, spec, context, request_spec):
                 LOG.debug('Node %s was taken concurrently; trying the '
                           'next.', node.uuid)
                 continue
-            if source is not None and not (
-                    _claimed_in_ironic(source, reservation, info)
-                    and claims.kept(source, reservation)):
+            if source is not None and not lifecycle.claim_new(
+                    source, reservation, info):
                 refused += 1
                 continue
             LOG.info('Reserved node %s for instance %s on host %s',
@@ -164,95 +161,23 @@ def _claim(instance_uuid, host, spec, context, request_spec):
         'retry.' % tried, criterion='lost_races')
 
 
-def _claiming_source():
-    """The Ironic source when reservations also claim nodes there."""
-    if (CONF.inventory.source == ironic.NAME
-            and CONF.ironic.claim_nodes):
-        return inventory_sync.ironic_source()
-    return None
-
-
-def _claimed_in_ironic(source, reservation, info):
-    """Claim the node of a reservation just made in Ironic; False
-    (reservation undone, the node left for a sync to read again) if
-    Ironic will not have it.
-
-    Whatever goes wrong, no reservation stays behind that Ironic did not
-    accept; a claim of ours that landed, or may land still, is asked to
-    be cleared in the same transaction.
-    """
-    try:
-        claims.claim(source, reservation.node_uuid,
-                     reservation.instance_uuid, info)
-        return True
-    except exception.NodeTaken as error:
-        _refused(source, reservation, error)
-        return False
-    except (exception.InstanceDeployed, exception.ClaimBeingCleared):
-        # Ironic refused the instance on this node: nothing landed here.
-        db_reservations.undo_reservation(reservation)
-        raise
-    except exception.IronicUnavailable as error:
-        if error.delivered:
-            # The PATCH may land still: clear it once it must have.
-            db_reservations.undo_reservation(
-                reservation, stale=True,
-                clear_in_ironic=claims.clear_later(claims.UNCERTAIN_DELAY))
-        else:
-            db_reservations.undo_reservation(reservation)
-        inventory_sync.note_outage(error)
-        raise
-    except BaseException:
-        with excutils.save_and_reraise_exception():
-            db_reservations.undo_reservation(
-                reservation, stale=True,
-                clear_in_ironic=claims.clear_later(claims.UNCERTAIN_DELAY))
-
-
-def _refused(source, reservation, error):
-    """Take back ``reservation``, whose node Ironic will not give
-    (``error``, a NodeTaken); our claim, if Ironic took it, is cleared."""
-    LOG.info('Ironic refused node %s for instance %s: %s; trying the '
-             'next.', reservation.node_uuid, reservation.instance_uuid,
-             error.kwargs['reason'])
-    db_reservations.undo_reservation(
-        reservation, stale=True,
-        clear_in_ironic=claims.clear_now() if error.ours else None)
-    notifications.ironic_claim_conflict(reservation, error.kwargs['reason'])
-    if error.ours:
-        claims.clear_quietly(source, reservation.node_uuid,
-                             reservation.instance_uuid)
-
-
 def _still_claimed(existing, request_spec):
     """Whether the instance's reservation, found again for a retried
-    request, may be answered: with the Ironic source, its node must carry
-    the instance in Ironic (the first answer may have been lost before
-    the claim was made), so it is claimed again if need be.
+    request, may be answered: when reservations claim in Ironic, its
+    node must carry the instance there (the first answer may have been
+    lost before the claim was made), so it is claimed again if need be.
 
     False when Ironic will not have the node: the reservation is undone
     and the caller reserves another. An ``active`` reservation belongs to
     a deployed instance and is answered as it is.
 
-    :raises: IronicUnavailable, ClaimBeingCleared: the reservation stays
-        as it was (a failure of Ironic loses nothing; the next retry
-        claims it); InstanceDeployed: undone.
+    :raises: as ``lifecycle.claim_again``.
     """
-    source = _claiming_source()
+    source = lifecycle.claiming_source()
     if source is None or existing.state != states.RESERVED:
         return True
-    try:
-        return claims.claim_again(source, existing,
-                                  ironic.instance_info(request_spec))
-    except exception.NodeTaken as error:
-        _refused(source, existing, error)
-        return False
-    except exception.InstanceDeployed:
-        db_reservations.undo_reservation(existing)
-        raise
-    except exception.IronicUnavailable as error:
-        inventory_sync.note_outage(error)
-        raise
+    return lifecycle.claim_again(source, existing,
+                                 ironic.instance_info(request_spec))
 
 
 def _existing_for(instance_uuid, host):
@@ -439,40 +364,12 @@ def release(uuid, check):
 
     :raises: ReservationNotFound; what ``check`` raises.
     """
-    source = _claiming_source()
-    reservation = db_reservations.delete_reservation_by_uuid(
-        uuid, check, **_release_options(source, claims.clear_now()))
+    lifecycle.release(uuid, check, _released)
+
+
+def _released(reservation):
     LOG.info('Reservation %s released', reservation.uuid)
     notifications.reservation_released(reservation)
-    _clear_released_claim(source, reservation)
-
-
-def _delete(reservation, source):
-    """Delete ``reservation`` (see _release_options), its claim in Ironic
-    cleared by this process.
-
-    :raises: ReservationNotFound
-    """
-    db_reservations.delete_reservation(
-        reservation, **_release_options(source, claims.clear_now()))
-
-
-def _release_options(source, clear_request):
-    """How ending a reservation leaves its node: with the Ironic source
-    it waits for a fresh read, and with ``source`` (claims in Ironic) its
-    claim is asked to be cleared, as ``clear_request`` says, in the same
-    transaction."""
-    return {'stale': CONF.inventory.source == ironic.NAME,
-            'clear_in_ironic': clear_request if source is not None
-            else None}
-
-
-def _clear_released_claim(source, reservation):
-    """Clear a deleted reservation's claim in Ironic now if Ironic
-    answers; otherwise the worker does once it does."""
-    if source is not None:
-        claims.clear_quietly(source, reservation.node_uuid,
-                             reservation.instance_uuid)
 
 
 def expire(now=None):
@@ -485,9 +382,7 @@ def expire(now=None):
     if not ttl:
         return 0
     now = now or timeutils.utcnow()
-    expired = db_reservations.expire_reservations(
-        now - datetime.timedelta(seconds=ttl),
-        **_release_options(_claiming_source(), claims.clear_later()))
+    expired = lifecycle.expire(now - datetime.timedelta(seconds=ttl))
     if expired:
         LOG.info('Expired %d reservations older than %ss: %s', len(expired),
                  ttl, ', '.join(reservation.uuid for reservation in expired))
@@ -539,11 +434,13 @@ def release_orphans(dry_run=False, now=None):
 
 
 def _release_orphan(reservation):
-    source = _claiming_source()
     try:
-        _delete(reservation, source)
+        lifecycle.release_record(reservation, _released_as_orphan)
     except exception.ReservationNotFound:
-        return  # released meanwhile
+        pass  # released meanwhile
+
+
+def _released_as_orphan(reservation):
     LOG.warning('Released reservation %(uuid)s of node %(node)s: Nova '
                 'deleted its instance %(instance)s without host %(host)s '
                 'releasing it. If Ironic still shows the instance on the '
@@ -552,7 +449,6 @@ def _release_orphan(reservation):
                  'instance': reservation.instance_uuid,
                  'host': reservation.host})
     notifications.reservation_released_as_orphan(reservation)
-    _clear_released_claim(source, reservation)
 
 
 def take_over(source, destination, force=False):

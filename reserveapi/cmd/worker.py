@@ -40,8 +40,8 @@ from reserveapi.common import outages
 from reserveapi.common import service
 import reserveapi.conf
 from reserveapi.db import backends
-from reserveapi.inventory import ironic
 from reserveapi.inventory import ironic_reconcile
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import state as mirror_state
 from reserveapi.mirror import sync as mirror_sync
@@ -64,7 +64,7 @@ def jobs():
     if CONF.inventory.sync_interval:
         enabled.append(('inventory-sync', CONF.inventory.sync_interval,
                         inventory_sync.sync_changes))
-    if (CONF.inventory.source == ironic.NAME
+    if (inventory_sources.configured().reconciled
             and CONF.ironic.reconcile_interval):
         enabled.append(('ironic-reconcile', CONF.ironic.reconcile_interval,
                         ironic_reconcile.reconcile))

@@ -15,10 +15,11 @@
 The server's one family: domain code raises these; the API layer renders
 them in the API-WG error format (``{"errors": [{"status", "code",
 "title", "detail", ...}]}``), the commands print their ``detail``.
-Anything else that escapes is a bug and becomes a 500. Every outage of a
-peer service (Ironic, Placement, Nova) is a ``PeerUnavailable``, a 503.
-(``reserveapi.client``, ``nova`` and ``osc`` ship apart and keep their
-own.)
+Anything else that escapes is a bug and becomes a 500, and so does an
+``InternalOutcome``: what the domain meets and acts on itself, never an
+answer. Every outage of a peer service (Ironic, Placement, Nova) is a
+``PeerUnavailable``, a 503. (``reserveapi.client``, ``nova`` and ``osc``
+ship apart and keep their own.)
 """
 
 import json
@@ -37,6 +38,12 @@ class ReserveapiException(Exception):
             message = self.msg_fmt % kwargs
         self.detail = str(message)
         super().__init__(self.detail)
+
+
+class InternalOutcome(ReserveapiException):
+    """An outcome the domain acts on itself (a node lost to a concurrent
+    request, a node Ironic will not give: try the next one); it answers
+    no request, so it has no status of its own."""
 
 
 class Invalid(ReserveapiException):
@@ -173,7 +180,7 @@ class InvalidStateTransition(Conflict):
     msg_fmt = 'Reservation %(reservation)s cannot go from %(src)s to %(dst)s.'
 
 
-class NodeAlreadyReserved(Conflict):
+class NodeAlreadyReserved(InternalOutcome):
     """Lost a race for a node; the caller moves on to the next candidate."""
 
     code = 'reserveapi.node_reserved'
@@ -270,7 +277,7 @@ class IronicUnavailable(PeerUnavailable):
         super().__init__(message, **kwargs)
 
 
-class NodeTaken(Conflict):
+class NodeTaken(InternalOutcome):
     """Ironic will not let the node be ours now: try another one.
 
     ``ours``: our claim landed, but Ironic's answer shows a node that
@@ -285,7 +292,7 @@ class NodeTaken(Conflict):
         super().__init__(reason=reason)
 
 
-class InstanceClaimedElsewhere(Conflict):
+class InstanceClaimedElsewhere(InternalOutcome):
     """Ironic has the instance on another node (a claim of ours whose
     answer was lost, or one not cleared yet)."""
 

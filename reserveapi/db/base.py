@@ -11,13 +11,13 @@
 # under the License.
 
 """What every database module shares: the enginefacade transactions,
-the retry decorators, pagination and chunking.
+the one retry policy (``retrying``), pagination and chunking.
 
 The modules beside this one are the only code that talks SQL. Each
 public function opens its own transaction, returns plain records
 (``db/records.py``), never live ORM objects, and turns the database
 errors its callers act on into ``reserveapi.common.exception`` types.
-Writers retry deadlocks. ``:raises: DBError`` in a docstring means
+Writers retry lost races. ``:raises: DBError`` in a docstring means
 oslo.db's ``DBError`` family: the database failed, and nothing of the
 transaction was kept.
 """
@@ -69,6 +69,18 @@ already committed, so the loser may run again at once: the random wait
 only keeps racers from colliding again in step. oslo.db's
 ``wrap_db_retry`` waits a full second before the first retry."""
 
+PERSISTENT_RETRIES = 10
+PERSISTENT_BACKOFF_FIRST = 0.05
+PERSISTENT_BACKOFF_MAX = 1.0
+"""The same waits for a write that must not be lost, stretched over a
+few seconds (6.5 at worst): long enough for a database that failed over
+or restarted to answer again."""
+
+_PERSISTENT_ERRORS = (exception.DatabaseUnavailable, db_exc.DBError,
+                      sa.exc.OperationalError)
+"""What else a persistent write retries: the database unreachable, or
+failing in any other way."""
+
 
 def describe(error):
     """``OperationalError 1213: Deadlock found ...``: the database's own
@@ -99,53 +111,87 @@ def _driver_error(error):
     return None
 
 
-def _retrying(*retry_on):
-    """Run the decorated transaction again, up to MAX_RETRIES times,
-    when it raises one of ``retry_on``; a retry that succeeds is routine
-    and logged at DEBUG, the last failure is raised as it was."""
+def retrying(duplicates=False, persistent=False):
+    """Run the decorated transaction again when it loses a race: a
+    deadlock (an AUTO-INC lock's included), a Galera certification
+    failure, or SQLite's lock still held after backends.BUSY_TIMEOUT,
+    each of which rolled it back (writer() turns each into
+    DatabaseBusy).
+
+    ``duplicates``: two requests for a row that does not exist yet both
+    insert it (DBDuplicateEntry); the loser starts over and finds it.
+    ``persistent``: a write that must not be lost (a reservation whose
+    claim in Ironic failed must go) is also run again whatever else the
+    database answers, for a few seconds rather than half a second.
+
+    A retry is counted, and logged at DEBUG; the last failure is raised
+    as it was.
+    """
+    retry_on = (exception.DatabaseBusy,)
+    if duplicates:
+        retry_on += (db_exc.DBDuplicateEntry,)
+    if persistent:
+        retry_on += _PERSISTENT_ERRORS
+        retries, first, longest = (PERSISTENT_RETRIES,
+                                   PERSISTENT_BACKOFF_FIRST,
+                                   PERSISTENT_BACKOFF_MAX)
+    else:
+        retries, first, longest = MAX_RETRIES, BACKOFF_FIRST, BACKOFF_MAX
 
     def decorator(function):
         name = function.__qualname__
 
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
-            for attempt in range(MAX_RETRIES + 1):
+            for attempt in range(retries + 1):
                 try:
                     return function(*args, **kwargs)
                 except retry_on as error:
-                    if attempt == MAX_RETRIES:
-                        LOG.warning('%s lost %d races in a row, giving up: '
-                                    '%s', name, attempt + 1,
+                    if attempt == retries:
+                        LOG.warning('%s %s, giving up: %s', name,
+                                    _failed_times(error, attempt + 1),
                                     describe(error) or error)
                         raise
-                    metrics.DATABASE_RETRIES.labels(
-                        error='deadlock' if isinstance(
-                            error, exception.DatabaseBusy) else 'duplicate'
-                    ).inc()
+                    _count_retry(error)
                     pause = random.uniform(  # noqa: S311 (not crypto)
-                        0, min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** attempt))
-                    LOG.debug('%s lost a race (%s); retry %d of %d in '
-                              '%.0f ms', name, describe(error) or error,
-                              attempt + 1, MAX_RETRIES, 1000 * pause)
+                        0, min(longest, first * 2 ** attempt))
+                    LOG.debug('%s %s (%s); retry %d of %d in %.0f ms',
+                              name, _failed_once(error),
+                              describe(error) or error, attempt + 1,
+                              retries, 1000 * pause)
                     time.sleep(pause)
         return wrapper
     return decorator
 
 
-# A deadlock (an AUTO-INC lock's included), a Galera certification
-# failure, or SQLite's lock still held after backends.BUSY_TIMEOUT rolled
-# the transaction back (writer() turns each into DatabaseBusy); it is run
-# again from the start.
-retry_on_deadlock = _retrying(exception.DatabaseBusy)
+def _lost_race(error):
+    return isinstance(error, (exception.DatabaseBusy,
+                              db_exc.DBDuplicateEntry))
 
-# Two requests for a row that does not exist yet both insert it; the
-# loser starts over and finds it. Lost races are retried as above.
-retry_on_duplicate = _retrying(exception.DatabaseBusy,
-                               db_exc.DBDuplicateEntry)
 
-# A write another writer got in the way of: either of the above. (Its
-# own name for the modules that use it; the same retries.)
-retry_on_busy = retry_on_duplicate
+def _failed_once(error):
+    return 'lost a race' if _lost_race(error) else 'failed'
+
+
+def _failed_times(error, times):
+    if _lost_race(error):
+        return 'lost %d races in a row' % times
+    return 'failed %d times in a row' % times
+
+
+def _count_retry(error):
+    """Lost races are counted, by kind (``reserveapi_database_retries``);
+    a database that fails otherwise is counted where it fails."""
+    if isinstance(error, exception.DatabaseBusy):
+        metrics.DATABASE_RETRIES.labels(error='deadlock').inc()
+    elif isinstance(error, db_exc.DBDuplicateEntry):
+        metrics.DATABASE_RETRIES.labels(error='duplicate').inc()
+
+
+# The names derived.py, node_sync.py and services.py still use: the same
+# policy, nothing of their own.
+retry_on_deadlock = retrying()
+retry_on_busy = retrying(duplicates=True)
 
 
 AUTOINC_LOCK_LOST = 1467

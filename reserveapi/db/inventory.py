@@ -53,8 +53,8 @@ def _ensure_row(session, source):
     """The source's row exists (with nothing synced yet).
 
     Two processes inserting it at once: the loser's transaction fails
-    with DBDuplicateEntry and its caller (``retry_on_duplicate``) starts
-    over, finding it.
+    with DBDuplicateEntry and its caller (``base.retrying(duplicates=
+    True)``) starts over, finding it.
     """
     table = models.InventorySync
     if session.scalar(sa.select(table.id).where(table.source == source)
@@ -62,7 +62,7 @@ def _ensure_row(session, source):
         session.execute(sa.insert(table).values(source=source, nodes=0))
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def record_inventory_sync(source, nodes, started_at=None, full=True,
                           watermark=None, location=None, digests=None):
     """Note a complete pass over ``source`` that started reading at
@@ -93,7 +93,7 @@ def record_inventory_sync(source, nodes, started_at=None, full=True,
     return outage
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def note_outage(source, error, now=None):
     """Note that ``source`` cannot be read; True if this began the outage
     (so that it is logged once, whichever process saw it first).
@@ -111,7 +111,7 @@ def note_outage(source, error, now=None):
     return bool(began)
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def take_sync_lease(source, holder, seconds, now=None):
     """Become the one process syncing ``source`` for ``seconds``, unless
     another holds an unexpired lease; True if taken (or renewed).
@@ -133,7 +133,7 @@ def take_sync_lease(source, holder, seconds, now=None):
     return bool(taken)
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def drop_sync_lease(source, holder):
     """:raises: DBError"""
     table = models.InventorySync
@@ -219,7 +219,7 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
             *pair, _lease_free(now, request.holder)).values(**lease))
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def request_ironic_release(node_uuid, instance_uuid, request):
     """add_ironic_release in a transaction of its own.
 
@@ -230,7 +230,7 @@ def request_ironic_release(node_uuid, instance_uuid, request):
                            timeutils.utcnow(), request)
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
                         now=None):
     """Become (or stay) the one process clearing the pair's claim for
@@ -263,7 +263,7 @@ def _take_lease(session, pair, now, holder, **values):
     return session.scalar(sa.select(table.generation).where(*pair))
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
                        delay, now=None):
     """Before the pair is claimed again for a reservation other processes
@@ -297,7 +297,7 @@ def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
         return generation
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
                          now=None):
     """Extend ``holder``'s lease; False if it no longer holds it.
@@ -333,7 +333,7 @@ def due_ironic_releases(limit, now=None):
                 .order_by(table.next_attempt_at, table.id).limit(limit))]
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
                           now=None):
     """``holder`` cleared the claim (or found it no longer ours to
@@ -358,7 +358,7 @@ def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
     return bool(finished)
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def postpone_ironic_release(node_uuid, instance_uuid, holder, error,
                             next_attempt_at, now=None):
     """``holder`` could not clear the claim: its lease ends and the row is

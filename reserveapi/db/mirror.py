@@ -70,7 +70,7 @@ def _set_desired(row, member, now, claimed_by, claimed_until):
     row.claimed_until = claimed_until if claimed_by else None
 
 
-@base.retry_on_duplicate
+@base.retrying(duplicates=True)
 def set_membership(aggregate_uuid, host, member, claimed_by=None,
                           claimed_until=None):
     """Record that ``host`` should (``member``) or should not be in the
@@ -103,7 +103,7 @@ def set_membership(aggregate_uuid, host, member, claimed_by=None,
         return records.mirror_host_record(row, aggregate_uuid)
 
 
-@base.retry_on_duplicate
+@base.retrying(duplicates=True)
 def delete_aggregate(aggregate_uuid, claimed_by=None,
                             claimed_until=None):
     """Mark the aggregate deleted and every host as leaving it.
@@ -142,7 +142,7 @@ def _host_rows(session, aggregate_id):
         .with_for_update()).all()
 
 
-@base.retry_on_duplicate
+@base.retrying(duplicates=True)
 def follow_membership(aggregate_uuid, host, member, seen):
     """``set_membership`` for a worker, unless the row was written since
     it was read: ``seen`` is the row's ``seen`` as read, None when there
@@ -172,7 +172,7 @@ def follow_membership(aggregate_uuid, host, member, seen):
         return True
 
 
-@base.retry_on_duplicate
+@base.retrying(duplicates=True)
 def follow_deletion(aggregate_uuid, seen):
     """``delete_aggregate`` for a worker, unless its rows were written
     since they were read (``seen``: host → the row's ``seen``, for every
@@ -197,7 +197,7 @@ def _seen(row):
     return None if row is None else (row.version, row.updated_at)
 
 
-@base.retry_on_duplicate
+@base.retrying(duplicates=True)
 def record_aggregates(uuids):
     """Know these aggregates as ours and alive: a full desired state
     (Nova's list, an operator's file) names them.
@@ -241,7 +241,7 @@ def claim_hosts(claimed_by, claimed_until, limit, now=None):
             return claimed
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def _claim_hosts(claimed_by, claimed_until, limit, now):
     host = models.MirrorHost
     due = sa.and_(host.state == states.PENDING,
@@ -258,7 +258,7 @@ def _claim_hosts(claimed_by, claimed_until, limit, now):
         return len(ids), _claimed_hosts(session, claimed_by, ids)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def claim_host(host_id, version, claimed_by, claimed_until,
                       now=None):
     """Make one row pending and claim it, because Placement was found to
@@ -284,7 +284,7 @@ def claim_host(host_id, version, claimed_by, claimed_until,
         return record
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def renew_claims(claimed_by, seconds, now=None):
     """Extend every claim ``claimed_by`` still holds by ``seconds``
     (a heartbeat: a worker that dies stops renewing, and its rows are
@@ -300,7 +300,7 @@ def renew_claims(claimed_by, seconds, now=None):
             claimed_until=now + datetime.timedelta(seconds=seconds)))
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
     """Record the outcome of applying ``version`` of a row; returns the
     row as it now is (None if it was purged meanwhile).
@@ -384,7 +384,7 @@ def list_aggregates(limit=None, marker=None, sort_key='uuid',
                 for aggregate in session.scalars(query)]
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def purge_aggregate(uuid, now=None):
     """Forget a deleted aggregate nobody is still leaving; True if done.
 

@@ -18,7 +18,6 @@ booking impossible, whatever the number of API processes.
 
 import functools
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -166,7 +165,7 @@ def _claim_statements(dialect_name):
         reserved=True, updated_at=node.updated_at), None)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def create_reservation(values, node):
     """Claim ``node`` (a NodeRecord) for a new reservation.
 
@@ -215,7 +214,7 @@ def create_reservation(values, node):
         created_at=now, updated_at=None, expires_at=None)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def update_reservation(uuid, expected_state, values):
     """Compare-and-set update: only if the state is still as read.
 
@@ -297,7 +296,7 @@ def _release_statement():
     ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def delete_reservation(reservation, stale=False, clear_in_ironic=None):
     """Delete ``reservation`` (a ReservationRecord); its node is free as
     soon as this commits, unless ``stale`` keeps it until a sync reads
@@ -309,7 +308,7 @@ def delete_reservation(reservation, stale=False, clear_in_ironic=None):
     _delete(reservation, stale, clear_in_ironic)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def delete_reservation_by_uuid(uuid, check, stale=False,
                                clear_in_ironic=None):
     """Delete the reservation ``uuid`` once ``check`` (called with it as
@@ -335,22 +334,13 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
     return reservation
 
 
-# A claim in Ironic failed after the reservation committed: it must go,
-# or it would hold a node nobody claimed. Keep trying for a few seconds,
-# whatever the database answers (busy, gone, or any other error).
-_retry_undo = oslo_db_api.wrap_db_retry(
-    max_retries=10, retry_interval=0.05, inc_retry_interval=True,
-    max_retry_interval=1, retry_on_deadlock=True, retry_on_disconnect=True,
-    exception_checker=lambda exc: isinstance(
-        exc, (db_exc.DBError, sa.exc.OperationalError,
-              exception.DatabaseBusy, exception.DatabaseUnavailable)))
-
-
-@_retry_undo
+@base.retrying(persistent=True)
 def undo_reservation(reservation, stale=False, clear_in_ironic=None):
-    """Take back ``reservation`` (a ReservationRecord) whose claim in
-    Ironic failed; as ``delete_reservation``, retried harder. Already
-    gone is fine.
+    """Take back ``reservation`` (a ReservationRecord), as
+    ``delete_reservation`` does, after its claim in Ironic failed: it
+    must go, or it would hold a node nobody claimed, so the database is
+    given a few seconds whatever it answers. Whether it was still there
+    to take back.
 
     :raises: DatabaseUnavailable, DatabaseBusy or DBError when the
         database stays unusable.
@@ -358,10 +348,11 @@ def undo_reservation(reservation, stale=False, clear_in_ironic=None):
     try:
         _delete(reservation, stale, clear_in_ironic)
     except exception.ReservationNotFound:
-        pass
+        return False
+    return True
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def expire_reservations(older_than, stale=False, clear_in_ironic=None):
     """End every ``reserved`` reservation created before ``older_than``;
     returns them, as they now are (``expired``). ``stale`` and
@@ -467,7 +458,7 @@ def count_live_by_host(limit):
     return counts[:limit], sum(count for _host, count in counts[limit:])
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def take_over_host(source, destination):
     """Give every live reservation of host ``source`` to ``destination``
     in one transaction; the reservations moved, as they now are.

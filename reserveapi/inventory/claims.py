@@ -11,7 +11,8 @@
 # under the License.
 
 """Our claims in Ironic: made by the holder of a reservation, cleared by
-one process at a time.
+one process at a time. How to make a claim and how to clear one safely;
+when, and what a failure changes, ``inventory.lifecycle`` decides.
 
 Ironic sets an instance only on a node that has none, so a claim can
 never take a node from anyone. A clear can: Ironic has no conditional
@@ -34,10 +35,11 @@ A claim made again for a reservation others know (a retried request, a
 worker's repair) may land after that reservation ended and its clear
 ran. Such a claim is made under a release row of its own, leased to the
 claiming process until it knows the reservation still stands
-(``claim_again``): no clear runs while it is on its way, and a process
-that dies in between leaves the row for a worker.
+(``guard``): no clear runs while it is on its way, and a process that
+dies in between leaves the row for a worker.
 """
 
+import dataclasses
 import datetime
 
 from oslo_log import log
@@ -47,7 +49,6 @@ from reserveapi.common import exception
 from reserveapi.common import lease
 from reserveapi.common import states
 from reserveapi.db import inventory as db_inventory
-from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
@@ -100,56 +101,60 @@ def claim(source, node_uuid, instance_uuid, info):
             node=found[0] if found else 'unknown')
 
 
-def claim_again(source, reservation, info):
-    """Claim again the node of ``reservation``, which other requests
-    know and may end meanwhile (a retried request, a worker's repair);
-    whether the reservation still stands, as ``kept`` says.
+@dataclasses.dataclass(frozen=True)
+class Guard:
+    """The release row that stands for a claim made again, leased to the
+    claiming process (``guard``), at ``generation``."""
 
-    Until ``kept`` has answered, a release row leased to this process
-    stands for the claim: should the reservation end meanwhile and this
-    process die between the PATCH and that answer, a worker clears the
-    claim once the lease lapses (one a live reservation holds, it leaves
-    alone). A clear under way meanwhile waits for the row's lease, so it
-    cannot read Ironic before the claim lands and miss it.
+    node_uuid: str
+    instance_uuid: str
+    holder: str
+    generation: int
 
-    :raises: as ``claim``; ClaimBeingCleared also when another process
-        is clearing (or claiming) this very claim: nothing was sent.
+    def leased(self):
+        """A heartbeat keeping the row leased while Ironic is asked."""
+        return _leased(self.node_uuid, self.instance_uuid, self.holder,
+                       'ironic-claim')
+
+    def finish(self):
+        """Nothing of ours is left to clear (the claim is known to stand
+        with its reservation, or never landed): the row goes, unless a
+        clear was asked for meanwhile."""
+        db_inventory.finish_ironic_release(self.node_uuid,
+                                           self.instance_uuid, self.holder,
+                                           self.generation)
+
+    def postpone(self, error):
+        """The claim may land still: a worker clears it once it must have
+        (leaving it alone if a live reservation holds it)."""
+        db_inventory.postpone_ironic_release(
+            self.node_uuid, self.instance_uuid, self.holder,
+            str(error) or type(error).__name__,
+            timeutils.utcnow() + datetime.timedelta(
+                seconds=UNCERTAIN_DELAY))
+
+
+def guard(node_uuid, instance_uuid):
+    """Before claiming the pair again for a reservation other requests
+    know and may end meanwhile (a retried request, a worker's repair): a
+    release row leased to this process stands for the claim until the
+    claimer knows whether the reservation still stands. Should it end
+    meanwhile and this process die between the PATCH and that answer, a
+    worker clears the claim once the lease lapses (one a live
+    reservation holds, it leaves alone). A clear under way meanwhile
+    waits for the row's lease, so it cannot read Ironic before the claim
+    lands and miss it.
+
+    :raises: ClaimBeingCleared when another process is clearing (or
+        claiming) this very claim: nothing was written.
     """
-    node_uuid = reservation.node_uuid
-    instance_uuid = reservation.instance_uuid
     holder = lease.holder()
     generation = db_inventory.guard_ironic_claim(
         node_uuid, instance_uuid, holder, lease.SECONDS, UNCERTAIN_DELAY)
     if generation is None:
         raise exception.ClaimBeingCleared(instance_uuid=instance_uuid,
                                           node=node_uuid)
-    try:
-        with _leased(node_uuid, instance_uuid, holder, 'ironic-claim'):
-            claim(source, node_uuid, instance_uuid, info)
-    except exception.IronicUnavailable as error:
-        if not error.delivered:
-            db_inventory.finish_ironic_release(node_uuid, instance_uuid,
-                                               holder, generation)
-        else:  # it may land still: cleared once it must have, if need be
-            db_inventory.postpone_ironic_release(
-                node_uuid, instance_uuid, holder, error.detail,
-                timeutils.utcnow() + datetime.timedelta(
-                    seconds=UNCERTAIN_DELAY))
-        raise
-    except (exception.NodeTaken, exception.InstanceDeployed,
-            exception.ClaimBeingCleared) as error:
-        if not getattr(error, 'ours', False):
-            # Nothing of ours landed on this node. (A claim of ours
-            # Ironic answered as unusable keeps the row leased: the
-            # caller ends the reservation and clears it.)
-            db_inventory.finish_ironic_release(node_uuid, instance_uuid,
-                                               holder, generation)
-        raise
-    if not kept(source, reservation):
-        return False  # kept() asked for the claim to be cleared again
-    db_inventory.finish_ironic_release(node_uuid, instance_uuid, holder,
-                                       generation)
-    return True
+    return Guard(node_uuid, instance_uuid, holder, generation)
 
 
 def _leased(node_uuid, instance_uuid, holder, name):
@@ -158,26 +163,6 @@ def _leased(node_uuid, instance_uuid, holder, name):
     return lease.Heartbeat(
         lambda: db_inventory.renew_ironic_release(
             node_uuid, instance_uuid, holder, lease.SECONDS), name=name)
-
-
-def kept(source, reservation):
-    """After claiming the node of ``reservation`` (as read before the
-    claim): whether it is still live. If it ended meanwhile (released,
-    expired, ended by the worker's reconcile while the claim was on its
-    way), the claim just made is cleared again: it never outlives its
-    reservation, and no answer hands out a reservation that ended.
-    """
-    live = db_reservations.get_live_reservation_for_instance(
-        reservation.instance_uuid)
-    if live is not None and live.uuid == reservation.uuid:
-        return True
-    LOG.info('Reservation %s ended while node %s was being claimed for '
-             'it; clearing that claim.', reservation.uuid,
-             reservation.node_uuid)
-    db_inventory.request_ironic_release(
-        reservation.node_uuid, reservation.instance_uuid, clear_now())
-    clear_quietly(source, reservation.node_uuid, reservation.instance_uuid)
-    return False
 
 
 def _clear_elsewhere(source, instance_uuid):

@@ -22,26 +22,26 @@ Two kinds of work, both for the Ironic source only:
 * Reservations the synced inventory contradicts, re-read in Ironic one
   by one: a node gone from Ironic, another instance on our node, or (we
   claimed it, or Nova deployed it) no instance at all. A ``reserved``
-  reservation is repaired (claimed again, or ended and its node left for
-  a sync); an ``active`` one belongs to a deployed instance and is only
-  reported. A repair never outlives its reservation (one released
-  meanwhile has the claim it just made cleared again) and never ends a
-  reservation whose node carries its instance. Every disagreement is
-  logged, at every pass, until it is gone.
+  reservation is repaired (``inventory.lifecycle``: claimed again, or
+  ended and its node left for a sync); an ``active`` one belongs to a
+  deployed instance and is only reported. A repair never outlives its
+  reservation (one released meanwhile has the claim it just made
+  cleared again) and never ends a reservation whose node carries its
+  instance. Every disagreement is logged, at every pass, until it is
+  gone.
 """
 
 from oslo_log import log
 
 from reserveapi.common import exception
 from reserveapi.common import states
-import reserveapi.conf
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
-from reserveapi.inventory import ironic
+from reserveapi.inventory import lifecycle
+from reserveapi.inventory import sources
 from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
-CONF = reserveapi.conf.CONF
 
 PER_PASS = 500
 """Releases, and disagreements, handled by one pass at most."""
@@ -54,7 +54,7 @@ def reconcile():
     outage); the next pass carries on.
     """
     counts = {'released': 0, 'repaired': 0, 'reported': 0}
-    if CONF.inventory.source != ironic.NAME:
+    if not sources.configured().reconciled:
         return counts
     source = inventory_sync.ironic_source()
     try:
@@ -74,7 +74,8 @@ def _check_reservations(source, synced_at, counts):
     """Re-read each node the last sync says we disagree on, then act."""
     for reservation, _instance, _vanished in (
             db_reservations.list_disagreements(
-                synced_at, CONF.ironic.claim_nodes, PER_PASS)):
+                synced_at, sources.configured().claims_in_ironic,
+                PER_PASS)):
         page = source.get_node(reservation.node_uuid)
         inventory_sync.write(page)
         node = page.nodes[0] if page.nodes else None
@@ -100,37 +101,11 @@ def _repair(source, reservation, node):
     """Claim the node again if Ironic left it free; otherwise end the
     reservation (its host gets 404 and reserves again)."""
     if (node is not None and node['instance_uuid'] is None
-            and CONF.ironic.claim_nodes):
-        try:
-            if claims.claim_again(source, reservation, {}):
-                LOG.warning('Reservation %s: node %s had lost its claim '
-                            'for instance %s in Ironic; claimed it again.',
-                            reservation.uuid, reservation.node_uuid,
-                            reservation.instance_uuid)
-            return
-        except exception.ClaimBeingCleared as error:
-            # Another process is on this instance right now (its host's
-            # own request, most likely): look again at the next pass.
-            LOG.info('Reservation %s: %s', reservation.uuid, error.detail)
-            return
-        except (exception.NodeTaken, exception.InstanceDeployed) as error:
-            reason = 'Ironic refused to claim it again: %s' % error
-            claimed = getattr(error, 'ours', False)
+            and sources.configured().claims_in_ironic):
+        lifecycle.reclaim(source, reservation)
     else:
-        reason, claimed = 'Ironic %s' % _what_ironic_says(node), False
-    try:
-        db_reservations.delete_reservation(
-            reservation, stale=True,
-            clear_in_ironic=claims.clear_now() if claimed else None)
-    except exception.ReservationNotFound:
-        return  # released meanwhile
-    LOG.error('Ended reservation %s of instance %s on host %s: it held '
-              'node %s, but %s.', reservation.uuid,
-              reservation.instance_uuid, reservation.host,
-              reservation.node_uuid, reason)
-    if claimed:
-        claims.clear_quietly(source, reservation.node_uuid,
-                             reservation.instance_uuid)
+        lifecycle.end_contradicted(reservation,
+                                   'Ironic %s' % _what_ironic_says(node))
 
 
 def _what_ironic_says(node):

@@ -50,6 +50,7 @@ from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import ironic
+from reserveapi.inventory import sources
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -115,7 +116,7 @@ def sync(full=True, wait=True):
         per outage, nothing removed); SyncInProgress.
     """
     with collector.fewer_collections():
-        if CONF.inventory.source == ironic.NAME:
+        if sources.configured().incremental:
             counts = _sync_ironic(full, wait)
         else:
             counts = _sync_file()

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Lost races are retried at once, briefly and quietly (db/base.py), the
+"""Lost races are retried at once, briefly and quietly, and a write that
+must not be lost for a few seconds, by one policy (db/base.py), the
 database's own error is named for the log, a ROLLBACK of a transaction
 Galera aborted is no error (db/backends.py), and a Galera node out of
 the cluster is unavailable, not a bug (db/connection_errors.py)."""
@@ -101,10 +102,10 @@ class TestRetries(base.BaseTestCase):
         self.log = self.useFixture(fixtures.FakeLogger(
             level=logging.DEBUG, format='%(levelname)s %(name)s %(message)s'))
 
-    def _losing(self, times, decorator=db_base.retry_on_deadlock):
+    def _losing(self, times):
         calls = []
 
-        @decorator
+        @db_base.retrying()
         def transaction():
             calls.append(1)
             if len(calls) <= times:
@@ -148,7 +149,7 @@ class TestRetries(base.BaseTestCase):
     def test_duplicate_insert_is_retried(self):
         calls = []
 
-        @db_base.retry_on_duplicate
+        @db_base.retrying(duplicates=True)
         def insert():
             calls.append(1)
             if len(calls) == 1:
@@ -170,7 +171,7 @@ class TestRetries(base.BaseTestCase):
         transaction()
         calls = []
 
-        @db_base.retry_on_duplicate
+        @db_base.retrying(duplicates=True)
         def insert():
             calls.append(1)
             if len(calls) == 1:
@@ -189,12 +190,84 @@ class TestRetries(base.BaseTestCase):
     def test_other_errors_are_not_retried(self):
         calls = []
 
-        @db_base.retry_on_busy
+        @db_base.retrying(duplicates=True)
         def broken():
             calls.append(1)
             raise exception.DatabaseUnavailable()
 
         self.assertRaises(exception.DatabaseUnavailable, broken)
+        self.assertEqual(1, len(calls))
+        self.assertEqual([], self.pauses)
+
+    def test_a_duplicate_is_no_lost_race_unless_said_so(self):
+        calls = []
+
+        @db_base.retrying()
+        def insert():
+            calls.append(1)
+            raise db_exc.DBDuplicateEntry(columns=['uuid'])
+
+        self.assertRaises(db_exc.DBDuplicateEntry, insert)
+        self.assertEqual(1, len(calls))
+
+
+class TestPersistentRetries(base.BaseTestCase):
+    """A write that must not be lost is run again whatever the database
+    answers, for a few seconds, with the same policy."""
+
+    def setUp(self):
+        super().setUp()
+        self.pauses = []
+        self.useFixture(fixtures.MonkeyPatch(
+            'reserveapi.db.base.time.sleep', self.pauses.append))
+        self.log = self.useFixture(fixtures.FakeLogger(
+            level=logging.DEBUG, format='%(levelname)s %(name)s %(message)s'))
+
+    def _failing(self, errors):
+        calls = []
+
+        @db_base.retrying(persistent=True)
+        def undo():
+            calls.append(1)
+            if errors:
+                raise errors.pop(0)
+            return 'undone'
+        return undo, calls
+
+    def test_any_database_failure_is_retried(self):
+        undo, calls = self._failing([
+            exception.DatabaseUnavailable(), _deadlock(),
+            db_exc.DBError(RuntimeError('server has gone away')),
+            sa.exc.OperationalError('DELETE', {}, Exception('lost')),
+            db_exc.DBDuplicateEntry(columns=['node_uuid'])])
+        self.assertEqual('undone', undo())
+        self.assertEqual(6, len(calls))
+        self.assertIn('DEBUG reserveapi.db.base ', self.log.output)
+        self.assertIn('failed (The database is unavailable', self.log.output)
+        self.assertIn('lost a race (OperationalError 1213', self.log.output)
+
+    def test_for_a_few_seconds_then_raised(self):
+        undo, calls = self._failing(
+            [exception.DatabaseUnavailable()] * 100)
+        self.assertRaises(exception.DatabaseUnavailable, undo)
+        self.assertEqual(db_base.PERSISTENT_RETRIES + 1, len(calls))
+        self.assertEqual(db_base.PERSISTENT_RETRIES, len(self.pauses))
+        self.assertTrue(all(0 <= pause < min(
+            db_base.PERSISTENT_BACKOFF_MAX,
+            db_base.PERSISTENT_BACKOFF_FIRST * 2 ** n)
+            for n, pause in enumerate(self.pauses)), self.pauses)
+        longest = sum(min(db_base.PERSISTENT_BACKOFF_MAX,
+                          db_base.PERSISTENT_BACKOFF_FIRST * 2 ** n)
+                      for n in range(db_base.PERSISTENT_RETRIES))
+        self.assertTrue(3 < longest < 10, longest)
+        self.assertIn('WARNING reserveapi.db.base ', self.log.output)
+        self.assertIn('failed 11 times in a row, giving up',
+                      self.log.output)
+
+    def test_not_what_is_no_database_failure(self):
+        undo, calls = self._failing([exception.ReservationNotFound(
+            reservation='r')])
+        self.assertRaises(exception.ReservationNotFound, undo)
         self.assertEqual(1, len(calls))
         self.assertEqual([], self.pauses)
 

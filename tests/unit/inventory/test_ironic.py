@@ -544,8 +544,8 @@ class TestClaim(SourceTestCase):
                 'Node %s is associated with instance %s. (HTTP 409)'
                 % (NODE, OTHER_INSTANCE))):
             self.nodes.update.side_effect = refusal
-            self.assertRaises(exception.Conflict, self.source.claim, NODE,
-                              INSTANCE, {})
+            self.assertRaises(exception.InternalOutcome, self.source.claim,
+                              NODE, INSTANCE, {})
         self.nodes.update.side_effect = ksa_exc.ConnectFailure('refused')
         self.assertRaises(exception.IronicUnavailable, self.source.claim,
                           NODE, INSTANCE, {})
