@@ -27,7 +27,6 @@ no request should pay for notifications that are off.
 """
 
 import atexit
-import datetime
 import importlib
 import os
 import queue
@@ -37,6 +36,7 @@ import time
 
 from oslo_log import log
 
+from reserveapi import rendering
 import reserveapi.conf
 
 LOG = log.getLogger(__name__)
@@ -166,66 +166,43 @@ def flush(timeout=None):
                          if timeout is None else timeout)
 
 
-def _time(value):
-    if value is None:
-        return None
-    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
-
-
-def _reservation(reservation, **extra):
-    """A reservation's payload: what GET /v1/reservations/{uuid} shows."""
-    payload = {
-        'uuid': reservation.uuid,
-        'instance_uuid': reservation.instance_uuid,
-        'host': reservation.host,
-        'project_id': reservation.project_id,
-        'node_uuid': reservation.node_uuid,
-        'node_name': reservation.node_name,
-        'resource_class': reservation.resource_class,
-        'state': reservation.state,
-        'created_at': _time(reservation.created_at),
-        'updated_at': _time(reservation.updated_at),
-    }
-    payload.update(extra)
-    return payload
-
-
 def reservation_created(reservation):
-    _notify(INFO, 'reservation.create', _reservation(reservation))
+    _notify(INFO, 'reservation.create', rendering.reservation(reservation))
 
 
 def reservation_updated(before, after):
     """A PATCH: confirmed (reserved → active), taken over (new host), or
     both."""
     if after.state != before.state:
-        _notify(INFO, 'reservation.confirm', _reservation(after))
+        _notify(INFO, 'reservation.confirm', rendering.reservation(after))
     if after.host != before.host:
         _notify(INFO, 'reservation.takeover',
-                _reservation(after, previous_host=before.host))
+                rendering.reservation(after, previous_host=before.host))
 
 
 def reservations_taken_over(reservations, previous_host):
     """``reserveapi-manage takeover``: one event per reservation moved."""
     for reservation in reservations:
-        _notify(INFO, 'reservation.takeover',
-                _reservation(reservation, previous_host=previous_host))
+        _notify(INFO, 'reservation.takeover', rendering.reservation(
+            reservation, previous_host=previous_host))
 
 
 def reservation_released(reservation):
-    _notify(INFO, 'reservation.release', _reservation(reservation))
+    _notify(INFO, 'reservation.release', rendering.reservation(reservation))
 
 
 def reservation_expired(reservation):
     """A ``reserved`` reservation never confirmed within ``[reservations]
     reserved_ttl`` ended; its payload says so (``state``, ``expires_at``)
     with the TTL."""
-    _notify(INFO, 'reservation.expire', _reservation(
-        reservation, expires_at=_time(reservation.expires_at),
+    _notify(INFO, 'reservation.expire', rendering.reservation(
+        reservation, expires_at=rendering.timestamp(reservation.expires_at),
         reserved_ttl=CONF.reservations.reserved_ttl))
 
 
 def reservation_released_as_orphan(reservation):
-    _notify(WARN, 'reservation.release_orphan', _reservation(reservation))
+    _notify(WARN, 'reservation.release_orphan',
+            rendering.reservation(reservation))
 
 
 def ironic_claim_conflict(reservation, reason):
@@ -254,7 +231,7 @@ def ironic_unreachable(reason):
 
 def ironic_reachable(unreachable_since):
     _notify(INFO, 'ironic.reachable', {
-        'unreachable_since': _time(unreachable_since)})
+        'unreachable_since': rendering.timestamp(unreachable_since)})
 
 
 def _membership(row, **extra):
@@ -262,7 +239,7 @@ def _membership(row, **extra):
         'aggregate_uuid': row.aggregate_uuid,
         'host': row.host,
         'action': 'join' if row.member else 'leave',
-        'pending_since': _time(row.pending_since),
+        'pending_since': rendering.timestamp(row.pending_since),
     }
     payload.update(extra)
     return payload

@@ -49,18 +49,16 @@ import secrets
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-import urllib.error
-import urllib.request
 
 import fixtures
 
 from reserveapi_testing import dbservers
+from reserveapi_testing import loopback
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GUIDE = ROOT / 'doc' / 'source' / 'install'
@@ -244,20 +242,6 @@ def merged(text, snippet):
     return '\n'.join(lines) + '\n'
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def answers(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
-            return response.status == 200
-    except (OSError, urllib.error.URLError):
-        return False
-
-
 def _gone(pid):
     """Whether process ``pid`` has exited (a zombie nobody reaps has)."""
     try:
@@ -280,7 +264,7 @@ class Machine(fixtures.Fixture):
         super().__init__()
         self.substitutions = list(substitutions)
         self.checkout_owner = checkout_owner
-        self.port = free_port()
+        self.port = loopback.free_port()
 
     def _setUp(self):
         self.path = tempfile.mkdtemp(prefix='reserveapi-install-guide-',
@@ -491,19 +475,21 @@ class Machine(fixtures.Fixture):
         self._wait(ready, process, log_path)
 
     def _wait(self, ready, process, log_path):
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if process is not None and process.poll() is not None:
-                raise StepFailed('it exited (%d) instead of serving:\n%s' % (
-                    process.returncode, dbservers.tail(log_path)))
-            if ready[0] == 'url' and answers(ready[1]):
-                return
-            if ready[0] == 'output' and ready[1] in dbservers.tail(
-                    log_path, 100000):
-                return
-            time.sleep(0.3)
+        kind, target = ready
+
+        def is_ready():
+            if kind == 'url':
+                return loopback.answers(target)
+            return target in dbservers.tail(log_path, 100000)
+
+        if loopback.wait_until(is_ready, READY_TIMEOUT, process,
+                               interval=0.3):
+            return
+        if process is not None and process.poll() is not None:
+            raise StepFailed('it exited (%d) instead of serving:\n%s' % (
+                process.returncode, dbservers.tail(log_path)))
         raise StepFailed('not ready (%s %s) after %d s' % (
-            ready[0], ready[1], READY_TIMEOUT))
+            kind, target, READY_TIMEOUT))
 
     def _log_files(self):
         """``[(what, path)]`` of what the services wrote."""

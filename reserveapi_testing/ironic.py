@@ -77,7 +77,6 @@ import ctypes.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -88,6 +87,7 @@ import requests
 from testtools import content
 
 from reserveapi_testing import ironic_db
+from reserveapi_testing import loopback
 
 API_VERSION = '1.115'
 """Ironic 39's newest microversion, which every helper speaks."""
@@ -134,12 +134,6 @@ class IronicFixtureError(Exception):
 
 def _ident(node):
     return node['uuid'] if isinstance(node, dict) else node
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def _command(name):
@@ -190,7 +184,7 @@ class IronicFixture(fixtures.Fixture):
         self.base_dir = tempfile.mkdtemp(prefix='reserveapi-ironic-',
                                          dir=_TEMP_ROOT)
         self.addCleanup(shutil.rmtree, self.base_dir, ignore_errors=True)
-        self.port = _free_port()
+        self.port = loopback.free_port()
         self._session = requests.Session()
         self.addCleanup(self._session.close)
         self._write_config()
@@ -302,24 +296,26 @@ class IronicFixture(fixtures.Fixture):
         self.startup_seconds = time.monotonic() - started
 
     def _wait_until_serving(self):
-        """Until the API lists fake-hardware: the conductor is up too."""
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise IronicFixtureError(
-                    'ironic exited with %s:\n%s' % (
-                        self._process.returncode, self._tail()))
-            try:
-                drivers = self._session.get(
-                    self.endpoint + '/v1/drivers', timeout=1)
-                if drivers.ok and DRIVER in drivers.text:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(WAIT_INTERVAL)
+        """:raises: IronicFixtureError, with Ironic's output."""
+        if loopback.wait_until(self._lists_driver, START_TIMEOUT,
+                               self._process, interval=WAIT_INTERVAL):
+            return
+        if self._process.poll() is not None:
+            raise IronicFixtureError(
+                'ironic exited with %s:\n%s' % (
+                    self._process.returncode, self._tail()))
         raise IronicFixtureError(
             'ironic did not serve within %ds:\n%s' % (
                 START_TIMEOUT, self._tail()))
+
+    def _lists_driver(self):
+        """Whether the API lists fake-hardware: the conductor is up too."""
+        try:
+            drivers = self._session.get(self.endpoint + '/v1/drivers',
+                                        timeout=1)
+        except requests.RequestException:
+            return False
+        return drivers.ok and DRIVER in drivers.text
 
     def _tail(self, lines=40):
         text = []

@@ -10,13 +10,63 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Real or fake peer services on loopback, for functional tests."""
+"""Services on loopback, for the tests and tools: a free port, whether
+a service there answers, waiting until it does, and a WSGI app served
+from a thread (real or fake peer services)."""
 
+import socket
 import socketserver
 import threading
+import time
+import urllib.request
 from wsgiref import simple_server
 
 import fixtures
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Loopback is never reached through a proxy, whatever the environment
+says."""
+
+
+def free_port():
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def listening(port):
+    """Whether something accepts connections on 127.0.0.1:``port``."""
+    try:
+        socket.create_connection(('127.0.0.1', port), 1).close()
+    except OSError:
+        return False
+    return True
+
+
+def answers(url, timeout=5):
+    """Whether a GET of ``url`` answers 200."""
+    try:
+        with _DIRECT.open(url, timeout=timeout) as response:
+            return response.status == 200
+    except OSError:
+        # Refused, reset, timed out, or an HTTP error status.
+        return False
+
+
+def wait_until(ready, timeout, process=None, interval=0.1):
+    """Call ``ready()`` until it is true, then True; False once
+    ``timeout`` seconds have passed, or at once when ``process`` (a
+    Popen, the service starting) has exited: the caller raises its own
+    error, with the service's log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            return False
+        if ready():
+            return True
+        time.sleep(interval)
+    return False
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn,

@@ -35,6 +35,7 @@ import requests
 from reserveapi_testing import dbservers
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
+from reserveapi_testing import loopback
 from reserveapi_testing import placement as placement_fixture
 from reserveapi_testing import prometheus
 
@@ -120,8 +121,8 @@ class MonitoredDeployment(fixtures.Fixture):
             placement_fixture.PlacementFixture())
         self.providers = {host: self.placement.create_provider(host)
                           for host in HOSTS}
-        self.api_port = dbservers.free_port()
-        self.worker_port = dbservers.free_port()
+        self.api_port = loopback.free_port()
+        self.worker_port = loopback.free_port()
         self.worker_config = self._write_config('worker', database_url,
                                                 use_json=False)
         self.api_config = self._write_config('api', database_url,
@@ -220,14 +221,9 @@ class MonitoredDeployment(fixtures.Fixture):
         return process
 
     def _wait_for(self, url, log_path):
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(url, timeout=5).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
+        if loopback.wait_until(lambda: loopback.answers(url), START_TIMEOUT,
+                               interval=0.2):
+            return
         with open(log_path, errors='replace') as log:
             raise RuntimeError('%s did not answer: %s'
                                % (url, log.read()[-3000:]))

@@ -40,7 +40,7 @@ import urllib.request
 import fixtures
 import yaml
 
-from reserveapi_testing import dbservers
+from reserveapi_testing import loopback
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RULES = ROOT / 'etc' / 'prometheus' / 'reserveapi-rules.yaml'
@@ -78,7 +78,7 @@ class PrometheusServer(fixtures.Fixture):
     def _setUp(self):
         self.path = self.useFixture(fixtures.TempDir(
             rootdir=self.root_dir)).path
-        self.port = dbservers.free_port()
+        self.port = loopback.free_port()
         self.log_path = os.path.join(self.path, 'prometheus.log')
         config = os.path.join(self.path, 'prometheus.yml')
         with open(config, 'w') as stream:
@@ -117,19 +117,10 @@ class PrometheusServer(fixtures.Fixture):
                 self.process.wait()
 
     def _wait_ready(self):
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(self.url + '/-/ready',  # noqa: S310
-                                            timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise PrometheusError('Prometheus did not start: %s' % self.tail())
+        if not loopback.wait_until(
+                lambda: loopback.answers(self.url + '/-/ready', timeout=2),
+                START_TIMEOUT, self.process, interval=0.2):
+            raise PrometheusError('Prometheus did not start: %s' % self.tail())
 
     def tail(self, size=3000):
         with open(self.log_path, 'rb') as log:

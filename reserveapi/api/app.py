@@ -23,8 +23,8 @@ from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import pecan
 
+from reserveapi import compat
 from reserveapi.api import errors
-from reserveapi.api import expose
 from reserveapi.api import hooks
 from reserveapi.api import metrics
 from reserveapi.api import service_token
@@ -132,7 +132,7 @@ def setup_app(loopback_only=False):
     ``loopback_only``: the caller serves on a loopback address only (the
     development server, the demo), so noauth is no open door to warn of.
     """
-    expose.remember_argspecs()
+    compat.remember_pecan_argspecs()
     app = pecan.make_app(
         'reserveapi.api.controllers.root.RootController',
         hooks=[hooks.RouteHook(),

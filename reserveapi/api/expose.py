@@ -16,16 +16,19 @@ It declares what a route takes besides its path: its query parameters
 with the type that validates each, and whether it takes a JSON body.
 ``hooks.RouteHook`` checks all of it before pecan routes the request
 (``api/routes.py``); the method then receives its path and query
-parameters by name. Bodies are converted by ``api.body`` with WSME
-types; we call it ourselves instead of going through ``wsexpose``
-because that swallows exceptions before pecan's error hook can render
-them in the API-WG format.
+parameters by name. Its parameters are its path's (positional, without a
+default) and the query parameters it declares: any other is refused when
+the method is defined, so that none becomes a path segment by mistake.
+Bodies are converted by ``api.body`` with WSME types; we call it
+ourselves instead of going through ``wsexpose`` because that swallows
+exceptions before pecan's error hook can render them in the API-WG
+format.
 """
 
 import functools
+import inspect
 
 import pecan
-from pecan import util as pecan_util
 import webob.exc
 
 from reserveapi.api import body as body_mod
@@ -43,6 +46,10 @@ def expose(status=200, query=None, body=False, media_types=None,
     body, of one of ``media_types`` (JSON by default). A route new in a
     microversion names it (``min_version``): below it, the route does
     not exist. A method may still set ``pecan.response.status`` itself.
+
+    :raises: TypeError when a parameter of the method is neither a path
+        parameter nor a declared query parameter, or a declared query
+        parameter is none of the method's.
     """
 
     def decorate(method):
@@ -63,34 +70,37 @@ def expose(status=200, query=None, body=False, media_types=None,
             return result
 
         wrapped.query = dict(query or {})
+        wrapped.path_params = _path_params(method, wrapped.query)
         wrapped.media_types = tuple(
             media_types or body_mod.JSON_MEDIA_TYPES) if body else ()
         wrapped.min_version = min_version
-        wrapped.signature_of = method
         return pecan.expose('json', content_type='application/json')(wrapped)
 
     return decorate
 
 
-def remember_argspecs():
-    """Have pecan look at each controller's signature once, not per call.
+def _path_params(method, query):
+    """The names of ``method``'s path parameters, in order: after
+    ``self``, those that are positional, have no default and are not
+    in ``query``.
 
-    pecan (1.8) routes every request through ``pecan.util.getargspec``
-    several times, and its ``getargspec`` builds a new namedtuple class
-    on every call: about 1.4 ms of CPU per POST. A function's signature
-    never changes, so the answer is remembered per function (a bound
-    method and its function have the same one). Safe to call again.
+    :raises: TypeError
     """
-    original = getattr(pecan_util, '_getargspec', None)
-    if original is None or getattr(original, 'remembers', False):
-        return
-
-    @functools.cache
-    def of_function(function):
-        return original(function)
-
-    def getargspec(method):
-        return of_function(getattr(method, '__func__', method))
-
-    getargspec.remembers = True
-    pecan_util._getargspec = getargspec
+    parameters = list(inspect.signature(method).parameters.values())[1:]
+    for parameter in parameters:
+        if parameter.name not in query and (
+                parameter.kind is not parameter.POSITIONAL_OR_KEYWORD
+                or parameter.default is not parameter.empty):
+            raise TypeError(
+                '%s(): parameter %s is neither a path parameter '
+                '(positional, without a default) nor a query parameter '
+                '(declared in expose(query=...)).'
+                % (method.__qualname__, parameter.name))
+    undeclared = sorted(set(query) - {parameter.name
+                                      for parameter in parameters})
+    if undeclared:
+        raise TypeError('%s(): expose(query=...) declares %s, which it '
+                        'does not take.' % (method.__qualname__,
+                                            ', '.join(undeclared)))
+    return tuple(parameter.name for parameter in parameters
+                 if parameter.name not in query)

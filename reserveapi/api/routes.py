@@ -20,12 +20,13 @@ host ``foo``), looks for children anywhere in the path
 So a request is first matched here against the route templates the
 controllers declare (``expose.expose``): a path that is no template is a
 404, a method the path does not take a 405; the controller method then
-receives the template's parameters by name, not pecan's guesses.
+receives the template's parameters by name, not pecan's guesses. A
+method whose path parameters are not its template's is refused when the
+table is built.
 """
 
 import dataclasses
 import functools
-import inspect
 import re
 import urllib.parse
 
@@ -140,13 +141,22 @@ def template_for(path):
 
 
 def _add(found, method, template, function):
+    """:raises: TypeError when the function's path parameters are not the
+    template's."""
     pattern = re.compile(re.sub(
         r'\\{(\w+)\\}',
         lambda param: '(?P<%s>%s)' % (
             param.group(1),
             '.+' if param.group(1) in REST_OF_PATH else '[^/]+'),
         re.escape(template)))
-    found[(method, template)] = Route(method, template, function, pattern)
+    route = Route(method, template, function, pattern)
+    if route.path_params != function.path_params:
+        raise TypeError(
+            '%s %s: %s() takes the path parameters (%s), not the '
+            "template's (%s)." % (method, template, function.__qualname__,
+                                  ', '.join(function.path_params),
+                                  ', '.join(route.path_params)))
+    found[(method, template)] = route
 
 
 def _walk(controller, path, parent_args, found):
@@ -156,7 +166,8 @@ def _walk(controller, path, parent_args, found):
     item_args = ()
     for name, method in _ITEM.items():
         if _exposed(controller, name):
-            args = _path_arguments(controller, name)[len(parent_args):]
+            args = _function(controller, name).path_params[
+                len(parent_args):]
             _add(found, method,
                  path + ''.join('/{%s}' % arg for arg in args),
                  _function(controller, name))
@@ -181,17 +192,6 @@ def _exposed(controller, name):
 
 def _function(controller, name):
     return getattr(type(controller), name)
-
-
-def _path_arguments(controller, name):
-    """The method's path parameters: parent items' segments, then its
-    own (query parameters are the ones ``expose`` declares).
-    """
-    function = _function(controller, name)
-    return [parameter.name for parameter in
-            inspect.signature(function.signature_of).parameters.values()
-            if parameter.name != 'self' and parameter.name not in
-            function.query]
 
 
 def _children(controller):

@@ -21,8 +21,10 @@ BUSY_TIMEOUT for a lock; a ``database is locked`` that still happens is
 a deadlock to oslo.db, which the writers' retry decorators retry. This
 is SQLAlchemy's pysqlite recipe: oslo.db already sets
 ``isolation_level = None`` and emits a plain BEGIN on the ``begin``
-event; its listener is replaced by one that emits the IMMEDIATE one for
-writers (``writing()``) and the plain one otherwise.
+event; its listener (found by its private name,
+``compat.oslo_db_sqlite_begin_listeners``) is replaced by one that emits
+the IMMEDIATE one for writers (``writing()``) and the plain one
+otherwise.
 
 MariaDB/MySQL: oslo.db connects with ``charset=utf8`` (three bytes per
 character at most) unless the URL names a charset; our tables are
@@ -59,6 +61,7 @@ from oslo_db.sqlalchemy import exc_filters
 from oslo_log import log
 import sqlalchemy as sa
 
+from reserveapi import compat
 from reserveapi.common import exception
 
 LOG = log.getLogger(__name__)
@@ -69,10 +72,6 @@ SQLITE_POOL_SIZE = 5
 SQLITE_POOL_OVERFLOW = 10
 """Connections an SQLite file keeps open, and may open beyond them."""
 MYSQL_CHARSET = 'utf8mb4'
-_OSLO_DB_BEGIN = '_sqlite_emit_begin'
-"""oslo.db's listener that emits SQLite's BEGIN (oslo_db.sqlalchemy.
-engines._init_events); a test checks that writers still begin
-IMMEDIATE, should it be renamed."""
 
 GALERA = 'reserveapi.galera'
 """Key of a MySQL connection's ``info``: is the server a Galera node?"""
@@ -195,19 +194,18 @@ def _configure_sqlite(engine):
         dbapi_connection.execute('PRAGMA busy_timeout = %d'
                                  % (BUSY_TIMEOUT * 1000))
 
-    for listener in list(engine.dispatch.begin):
-        if getattr(listener, '__name__', None) == _OSLO_DB_BEGIN:
-            sa.event.remove(engine, 'begin', listener)
+    for listener in compat.oslo_db_sqlite_begin_listeners(engine):
+        sa.event.remove(engine, 'begin', listener)
 
     @sa.event.listens_for(engine, 'begin')
     def begin(connection):
         # As oslo.db's, which marks the transaction it began the same way
         # and unmarks it on commit and rollback.
-        if 'in_transaction' not in connection.info:
+        if compat.OSLO_DB_IN_TRANSACTION not in connection.info:
             connection.exec_driver_sql(
                 'BEGIN IMMEDIATE' if getattr(_writing, 'active', False)
                 else 'BEGIN')
-            connection.info['in_transaction'] = True
+            connection.info[compat.OSLO_DB_IN_TRANSACTION] = True
 
 
 _creating = threading.local()
@@ -250,15 +248,13 @@ def _pool_sqlite_file(engine):
     the whole schema (tables, indexes, the summary's triggers) and
     prepares every statement anew: a reservation spent more in that than
     in its SQL. A QueuePool, SQLAlchemy's own default for files, keeps
-    them open with their statement caches. Built as Pool.recreate()
-    builds a pool of another size: the same creator, listeners and
-    dialect. No pre-ping: a file does not drop a connection.
+    them open with their statement caches, connecting as the old pool
+    did. No pre-ping: a file does not drop a connection.
     """
     old = engine.pool
-    engine.pool = sa.pool.QueuePool(
-        old._creator, pool_size=SQLITE_POOL_SIZE,
-        max_overflow=SQLITE_POOL_OVERFLOW, pre_ping=False,
-        dialect=old._dialect, _dispatch=old.dispatch)
+    engine.pool = compat.pool_like(
+        old, sa.pool.QueuePool, pool_size=SQLITE_POOL_SIZE,
+        max_overflow=SQLITE_POOL_OVERFLOW, pre_ping=False)
     old.dispose()
 
 
@@ -304,10 +300,9 @@ def _rollback_done_by_galera(dialect):
     """The engine's rollbacks (a transaction's and the pool's) take a
     1213 answer for done: Galera aborted and rolled back the transaction
     before the ROLLBACK came."""
-    rollback = dialect.do_rollback
     driver_error = dialect.loaded_dbapi.OperationalError
 
-    def do_rollback(dbapi_connection):
+    def done_by_galera(rollback, dbapi_connection):
         try:
             rollback(dbapi_connection)
         except driver_error as error:
@@ -316,7 +311,7 @@ def _rollback_done_by_galera(dialect):
             LOG.debug('The server had already rolled the transaction '
                       'back: %s', error)
 
-    dialect.do_rollback = do_rollback
+    compat.wrap_rollback(dialect, done_by_galera)
 
 
 @exc_filters.filters('sqlite', sa.exc.OperationalError,

@@ -20,26 +20,20 @@ on a SQLite file, without Keystone.
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 import fixtures
 import requests
+
+from reserveapi_testing import loopback
 
 START_TIMEOUT = 60
 
 
 def _command(name):
     return os.path.join(os.path.dirname(sys.executable), name)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 class ReserveapiService(fixtures.Fixture):
@@ -63,7 +57,7 @@ class ReserveapiService(fixtures.Fixture):
     def _setUp(self):
         self.base_dir = tempfile.mkdtemp(prefix='reserveapi-service-')
         self.addCleanup(shutil.rmtree, self.base_dir, ignore_errors=True)
-        self.port = _free_port()
+        self.port = loopback.free_port()
         self._write_config()
         self._run('reserveapi-dbsync', 'upgrade')
         self._process = None
@@ -134,17 +128,11 @@ class ReserveapiService(fixtures.Fixture):
             [_command('reserveapi-api'), '--config-file', self.config_path],
             stdout=self._output, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                requests.get(self.endpoint + '/', timeout=5)
-                return
-            except requests.ConnectionError:
-                if (self._process.poll() is not None
-                        or time.monotonic() > deadline):
-                    self.stop()
-                    raise RuntimeError('reserveapi-api did not start')
-                time.sleep(0.1)
+        if not loopback.wait_until(
+                lambda: loopback.answers(self.endpoint + '/'), START_TIMEOUT,
+                self._process):
+            self.stop()
+            raise RuntimeError('reserveapi-api did not start')
 
     def stop(self):
         if self._process is None:

@@ -25,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import fixtures
@@ -34,6 +33,7 @@ from reserveapi.db import node_sync
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi_testing import deployment
+from reserveapi_testing import loopback
 from tests.functional import base
 
 POOL_SIZE = 12
@@ -77,7 +77,7 @@ class TestConcurrentReservations(base.DBTestCase):
             node['uuid']: inventory_sync.fingerprint(node)
             for node in nodes})])
         self.pool = {node['uuid'] for node in nodes}
-        self.port = deployment.free_port()
+        self.port = loopback.free_port()
         self._start_api()
 
     def _start_api(self):
@@ -101,15 +101,10 @@ class TestConcurrentReservations(base.DBTestCase):
         self._wait_until_serving(server, log.name)
 
     def _wait_until_serving(self, server, log_name):
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                break
-            try:
-                if self._call('GET', '/v1')[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.2)
+        if loopback.wait_until(
+                lambda: loopback.answers('http://127.0.0.1:%d/v1' % self.port),
+                START_TIMEOUT, server, interval=0.2):
+            return
         with open(log_name) as log:
             self.fail('gunicorn did not serve: %s' % log.read()[-2000:])
 

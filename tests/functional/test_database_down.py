@@ -32,6 +32,7 @@ from reserveapi.db import models
 from reserveapi_testing import dbservers
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
+from reserveapi_testing import loopback
 from tests.functional import base
 from tests.functional.api import routes
 
@@ -102,7 +103,7 @@ class TestRefusedConnection(DatabaseDownMixin, base.APITestCase):
     def setUp(self):
         super().setUp()
         self.assertEqual(200, self.app.get('/healthcheck').status_int)
-        engine = engines.create_engine(self.url % dbservers.free_port(),
+        engine = engines.create_engine(self.url % loopback.free_port(),
                                        max_retries=0)
         self.addCleanup(engine.dispose)
         self.addCleanup(db_base.main_context_manager.patch_engine(engine))

@@ -26,6 +26,7 @@ import time
 from oslotest import base
 
 from reserveapi_testing import deployment
+from reserveapi_testing import loopback
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UNITS = ROOT / 'etc' / 'systemd'
@@ -71,12 +72,10 @@ class TestSystemdUnits(base.BaseTestCase):
                 env=dict(os.environ, RESERVEAPI_CONFIG_FILE=(
                     self.deployment.config_file)))
         self.addCleanup(deployment.stop, server)
-        deadline = time.monotonic() + deployment.START_TIMEOUT
-        while not deployment._serving(self.deployment.port):
-            self.assertIsNone(server.poll(), pathlib.Path(
-                log_path).read_text()[-2000:])
-            self.assertLess(time.monotonic(), deadline)
-            time.sleep(0.2)
+        self.assertTrue(loopback.wait_until(
+            lambda: loopback.answers(self.deployment.endpoint + '/v1'),
+            deployment.START_TIMEOUT, server, interval=0.2),
+            pathlib.Path(log_path).read_text()[-2000:])
         server.send_signal(signal.SIGTERM)
         self.assertEqual(0, server.wait(timeout=30))
 

@@ -23,7 +23,7 @@ from reserveapi.api import errors
 from reserveapi.common import outages
 from reserveapi.db import base as db_base
 from reserveapi.db import healthcheck
-from reserveapi_testing import dbservers
+from reserveapi_testing import loopback
 from tests.functional import base
 
 
@@ -37,7 +37,7 @@ class TestOutageLogs(base.APITestCase):
             self.useFixture(fixtures.MockPatchObject(
                 module, '_OUTAGES' if module is healthcheck else 'OUTAGES',
                 outages.OutageLog(module.LOG, '%s')))
-        self.port = dbservers.free_port()
+        self.port = loopback.free_port()
 
     def database_down(self):
         engine = engines.create_engine(

@@ -25,9 +25,9 @@ from reserveapi import conf
 from reserveapi.cmd import status
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
-from reserveapi_testing import dbservers
 from reserveapi_testing import deployment
 from reserveapi_testing import inventory
+from reserveapi_testing import loopback
 from reserveapi_testing import placement as placement_fixture
 from tests import base as test_base
 from tests.functional.mirror import base as mirror_base
@@ -60,7 +60,7 @@ class TestChecks(mirror_base.MirrorAPITestCase):
                          self.check('database_health'))
         engine = engines.create_engine(
             'mysql+pymysql://root@127.0.0.1:%d/reserveapi'
-            % dbservers.free_port(), max_retries=0)
+            % loopback.free_port(), max_retries=0)
         self.addCleanup(engine.dispose)
         self.addCleanup(db_base.main_context_manager.patch_engine(engine))
         code, details = self.check('database_health')

@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import fixtures
 from oslo_config import fixture as config_fixture
@@ -30,6 +29,7 @@ from reserveapi.inventory import sync as inventory_sync
 from reserveapi_testing import deployment
 from reserveapi_testing import inventory
 from reserveapi_testing import ironic as ironic_fixture
+from reserveapi_testing import loopback
 from tests.functional import base as functional_base
 
 
@@ -153,7 +153,7 @@ class IronicServiceTestCase(IronicTestCase):
         return output
 
     def start_api(self, workers=2, threads=4):
-        self.port = deployment.free_port()
+        self.port = loopback.free_port()
         log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')
         self.addCleanup(log.close)
         self.addOnException(lambda exc_info: self.addDetail(
@@ -166,13 +166,10 @@ class IronicServiceTestCase(IronicTestCase):
             env=dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file),
             stdout=log, stderr=subprocess.STDOUT)
         self.addCleanup(deployment.stop, server)
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                if self.call('GET', '/v1')[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.2)
+        if loopback.wait_until(
+                lambda: loopback.answers('http://127.0.0.1:%d/v1' % self.port),
+                START_TIMEOUT, server, interval=0.2):
+            return
         with open(log.name) as output:
             self.fail('gunicorn did not serve: %s' % output.read()[-2000:])
 

@@ -36,10 +36,12 @@ from reserveapi import conf
 from reserveapi import notifications
 from reserveapi import reservations
 from reserveapi.common import exception
+from reserveapi.inventory import lifecycle
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import nova as nova_peer
 from reserveapi.mirror import state as mirror_state
 from reserveapi_testing import inventory
+from reserveapi_testing import loopback
 from tests.functional.api import reservation_base
 from tests.functional.mirror import base as mirror_base
 
@@ -261,7 +263,7 @@ class TestReservationEvents(EventAssertions,
 
         source = IronicTakesTheFirstNode()
         self.useFixture(fixtures.MockPatchObject(
-            reservations, '_claiming_source', lambda: source))
+            lifecycle, 'claiming_source', lambda: source))
         instance = str(uuid.uuid4())
         created = self.reserve(instance_uuid=instance).json
         refused = source.claims[0]
@@ -387,11 +389,6 @@ class TestBrokerDown(reservation_base.ReservationTestCase):
             took.append(time.monotonic() - started)
         return took
 
-    def closed_port(self):
-        with socket.socket() as sock:
-            sock.bind(('127.0.0.1', 0))
-            return sock.getsockname()[1]
-
     def hung_broker(self):
         """A port that accepts connections and never answers."""
         server = socket.socket()
@@ -420,7 +417,7 @@ class TestBrokerDown(reservation_base.ReservationTestCase):
         # logs the event it could not send): nothing piles up. On a busy
         # machine the small queue may still drop one now and then: never
         # waited for.
-        sender = self.assertNotSlower(self.closed_port())
+        sender = self.assertNotSlower(loopback.free_port())
         self.assertTrue(sender.flush(timeout=TIMEOUT))
 
     def test_broker_hung(self):

@@ -26,7 +26,7 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
           'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet',
-          'reserveapi.monitoring')
+          'reserveapi.monitoring', 'reserveapi.compat', 'reserveapi.rendering')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
           'reserveapi.inventory')
 CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
@@ -91,6 +91,11 @@ FORBIDDEN = {
     'fleet': ('reserveapi.api', 'reserveapi.notifications',
               'reserveapi.policies', 'reserveapi.policy', 'reserveapi.peers')
              + DOMAIN + WEB + PEERS,
+    # Reaches into the libraries' private APIs (lazily, talking no SQL)
+    # for the API and db/: imports no layer.
+    'compat': SERVER + PEERS,
+    # A reservation as the API and the events show it: pure.
+    'rendering': SERVER + WEB + PEERS + ('oslo_config',),
     'client': SERVER + WEB,
     # The Nova side and the openstackclient plugin use reserveapi.client.
     'nova': SERVER + WEB,

@@ -23,7 +23,6 @@ import math
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import tempfile
 import threading
 import time
 import uuid
+
+from reserveapi_testing import loopback
 
 IMAGE_ID = '7f1c2f51-8a0e-4a6e-9b7e-3e2b1d6b9c10'
 
@@ -192,12 +193,6 @@ def run_measured(command, timeout, **kwargs):
 
 # The API server
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class Gunicorn:
     """``gunicorn -w N reserveapi.wsgi.api:application`` on 127.0.0.1.
 
@@ -233,7 +228,7 @@ class Gunicorn:
         self.stop()
 
     def start(self):
-        self.port = free_port()
+        self.port = loopback.free_port()
         env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
         command = [sys.executable, '-m', 'gunicorn']
         if self.settings:

@@ -53,6 +53,7 @@ import sqlalchemy as sa
 from reserveapi.common import lease
 from reserveapi.inventory import claims
 from reserveapi_testing import dbservers
+from reserveapi_testing import loopback
 from tools.soak import soakchecks
 from tools.soak import soakload
 from tools.soak import soakservices
@@ -219,7 +220,7 @@ class BackendRun:
             'reserveapi-manage'), '--config-file', self.api_config,
             'sync-nodes')
         self.api = soakservices.Gunicorn(
-            self.api_config, dbservers.free_port(), self.args.workers,
+            self.api_config, loopback.free_port(), self.args.workers,
             os.path.join(self.dir, 'gunicorn.log'))
         self._cleanups.append(self.api.stop)
         self.worker = soakservices.WorkerDaemon(

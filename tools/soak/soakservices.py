@@ -32,6 +32,7 @@ import requests
 import sqlalchemy as sa
 
 from reserveapi_testing import ironic as ironic_fixture
+from reserveapi_testing import loopback
 
 BIN_DIR = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,16 +75,14 @@ def _stop(process, timeout=10):
 
 
 def wait_for_port(url, process, log_path, timeout=START_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise ServiceError('%s exited %d; see %s' % (
-                process.args[0], process.returncode, log_path))
-        try:
-            requests.get(url, timeout=2)
-            return
-        except requests.RequestException:
-            time.sleep(0.1)
+    """Return once ``url`` answers 200; ServiceError if ``process``
+    exits or ``timeout`` passes first."""
+    if loopback.wait_until(lambda: loopback.answers(url, timeout=2), timeout,
+                           process):
+        return
+    if process.poll() is not None:
+        raise ServiceError('%s exited %d; see %s' % (
+            process.args[0], process.returncode, log_path))
     raise ServiceError('%s did not answer within %ds; see %s'
                        % (url, timeout, log_path))
 

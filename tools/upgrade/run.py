@@ -46,8 +46,8 @@ import traceback
 import sqlalchemy as sa
 
 from reserveapi import version
-from reserveapi_testing import dbservers
 from reserveapi_testing import galera
+from reserveapi_testing import loopback
 from reserveapi_testing import old_release
 from tools.soak import run as soak_run
 from tools.soak import soakload
@@ -190,7 +190,7 @@ class UpgradeRun:
         self.old_command('reserveapi-dbsync', 'upgrade')
         self.old_command('reserveapi-manage', 'sync-nodes')
         self.old_api = soakservices.Gunicorn(
-            self.configs['old-api'], dbservers.free_port(), API_WORKERS,
+            self.configs['old-api'], loopback.free_port(), API_WORKERS,
             os.path.join(self.dir, 'old-gunicorn.log'),
             bin_dir=self.old.bin_dir, cwd=self.dir)
         self._cleanups.append(self.old_api.stop)
@@ -239,7 +239,7 @@ class UpgradeRun:
         self.step("N's API (gunicorn -w %d) and worker start beside N-1's"
                   % API_WORKERS)
         self.new_api = soakservices.Gunicorn(
-            self.configs['new-api'], dbservers.free_port(), API_WORKERS,
+            self.configs['new-api'], loopback.free_port(), API_WORKERS,
             os.path.join(self.dir, 'new-gunicorn.log'))
         self._cleanups.append(self.new_api.stop)
         self.new_worker = soakservices.WorkerDaemon(

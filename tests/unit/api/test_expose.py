@@ -14,12 +14,14 @@ from pecan import compat as pecan_compat
 from pecan import util as pecan_util
 import testtools
 
+from reserveapi import compat
 from reserveapi.api import expose
+from reserveapi.api import types
 
 
 class Controller:
 
-    @expose.expose()
+    @expose.expose(query={'detail': types.boolean})
     def get_one(self, reservation_uuid, detail=None):
         return reservation_uuid
 
@@ -30,7 +32,7 @@ class RememberArgspecsTest(testtools.TestCase):
         super().setUp()
         original = pecan_util._getargspec
         self.addCleanup(setattr, pecan_util, '_getargspec', original)
-        expose.remember_argspecs()
+        compat.remember_pecan_argspecs()
 
     def test_same_answer_as_pecan(self):
         controller = Controller()
@@ -45,5 +47,5 @@ class RememberArgspecsTest(testtools.TestCase):
 
     def test_installed_once(self):
         installed = pecan_util._getargspec
-        expose.remember_argspecs()
+        compat.remember_pecan_argspecs()
         self.assertIs(installed, pecan_util._getargspec)

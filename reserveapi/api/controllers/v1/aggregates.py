@@ -21,12 +21,12 @@ from pecan import rest
 from wsme import types as wtypes
 
 from reserveapi import policy
+from reserveapi import rendering
 from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
-from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import states
 from reserveapi.mirror import state as mirror_state
 from reserveapi.mirror import sync as mirror_sync
@@ -58,9 +58,9 @@ def render_host(record):
         'state': record.state,
         'attempts': record.attempts,
         'last_error': record.last_error,
-        'pending_since': fields.timestamp(record.pending_since),
-        'next_attempt_at': fields.timestamp(record.next_attempt_at),
-        'synced_at': fields.timestamp(record.synced_at),
+        'pending_since': rendering.timestamp(record.pending_since),
+        'next_attempt_at': rendering.timestamp(record.next_attempt_at),
+        'synced_at': rendering.timestamp(record.synced_at),
     }
 
 
@@ -77,8 +77,8 @@ def render(aggregate):
         'state': states.SYNCED if aggregate.synced else states.PENDING,
         'hosts': [render_host(row) for row in aggregate.hosts
                   if row.member or not row.synced],
-        'created_at': fields.timestamp(aggregate.created_at),
-        'updated_at': fields.timestamp(aggregate.updated_at),
+        'created_at': rendering.timestamp(aggregate.created_at),
+        'updated_at': rendering.timestamp(aggregate.updated_at),
         'links': _aggregate_link(aggregate.uuid),
     }
 

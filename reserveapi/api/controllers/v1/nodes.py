@@ -16,13 +16,13 @@ import pecan
 from pecan import rest
 
 from reserveapi import policy
+from reserveapi import rendering
 from reserveapi.api import body as body_mod
 from reserveapi.api import expose
 from reserveapi.api import microversion
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
-from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
 import reserveapi.conf
 from reserveapi.inventory import nodes
@@ -123,14 +123,14 @@ def render(node, visible, version):
         'lessee': node.lessee if owner_lessee_shown else None,
         'vanished': node.vanished,
         'reservation': _render_reservation(reservation, shown),
-        'synced_at': fields.timestamp(node.synced_at),
-        'created_at': fields.timestamp(node.created_at),
-        'updated_at': fields.timestamp(node.updated_at),
+        'synced_at': rendering.timestamp(node.synced_at),
+        'created_at': rendering.timestamp(node.created_at),
+        'updated_at': rendering.timestamp(node.updated_at),
         'links': [link.make('v1/nodes/%s' % node.uuid)],
     }
     if version >= microversion.PARTITIONS:
         body['shard'] = node.shard
-        body['stale_since'] = fields.timestamp(node.stale_since)
+        body['stale_since'] = rendering.timestamp(node.stale_since)
     return body
 
 
@@ -140,10 +140,10 @@ def render_inventory(state):
     return {
         'source': CONF.inventory.source,
         'location': state.location if state else None,
-        'synced_at': fields.timestamp(state.synced_at if state else None),
-        'full_synced_at': fields.timestamp(
+        'synced_at': rendering.timestamp(state.synced_at if state else None),
+        'full_synced_at': rendering.timestamp(
             state.full_synced_at if state else None),
-        'unreachable_since': fields.timestamp(
+        'unreachable_since': rendering.timestamp(
             state.outage_since if state else None),
         'last_error': state.last_error if state else None,
     }

@@ -19,6 +19,7 @@ from pecan import rest
 from wsme import types as wtypes
 
 from reserveapi import policy
+from reserveapi import rendering
 from reserveapi import reservations
 from reserveapi.api import body as body_mod
 from reserveapi.api import expose
@@ -26,7 +27,6 @@ from reserveapi.api import microversion
 from reserveapi.api import types
 from reserveapi.api.controllers import link
 from reserveapi.api.controllers.v1 import collection
-from reserveapi.api.controllers.v1 import fields
 from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.common import validators
@@ -56,21 +56,12 @@ def _optional(value):
 
 
 def render(reservation):
-    return {
-        'uuid': reservation.uuid,
-        'instance_uuid': reservation.instance_uuid,
-        'host': reservation.host,
-        'project_id': reservation.project_id,
-        'node_uuid': reservation.node_uuid,
-        'node_name': reservation.node_name,
-        'resource_class': reservation.resource_class,
-        'state': reservation.state,
-        'created_at': fields.timestamp(reservation.created_at),
-        'updated_at': fields.timestamp(reservation.updated_at),
-        'expires_at': fields.timestamp(
-            reservations.expires_at(reservation)),
-        'links': [link.make('v1/reservations/%s' % reservation.uuid)],
-    }
+    """The reservation as its events carry it, with what only the API
+    shows."""
+    return rendering.reservation(
+        reservation,
+        expires_at=rendering.timestamp(reservations.expires_at(reservation)),
+        links=[link.make('v1/reservations/%s' % reservation.uuid)])
 
 
 def _new_values(current, patch):
