@@ -56,9 +56,10 @@ def _slot(node):
 
 
 def contributions(node_ids=None, sign=1):
-    """(counter table, a SELECT of its keys then its values): what the nodes ``node_ids`` (None: every node) count in each
-    counter table, times ``sign``, as migration 0007's triggers count
-    them. Ordered by key, so that writers lock counter rows in one order.
+    """(counter table, a SELECT of its keys then its values): what the
+    nodes ``node_ids`` (None: every node) count in each counter table,
+    times ``sign``, as migration 0007's triggers count them. Ordered by
+    key, so that writers lock counter rows in one order.
     """
     node, trait = models.Node, models.NodeTrait
 

@@ -297,8 +297,9 @@ def _write(session, plan, fingerprints, now):
         _replace_children(session, updated_ids,
                           [(ids[node['uuid']], node) for node in nodes])
         if counters.by_statement(session):
-            # Their flags in the window too: counted once, as written.
-            db_nodes.refresh_flags(session, list(ids.values()))
+            # The changed nodes' flags in the window too, counted once as
+            # written (a new node's are right as inserted).
+            db_nodes.refresh_flags(session, updated_ids)
     return list(ids.values())
 
 
@@ -317,10 +318,13 @@ def _upsert(session, rows, same):
         if dialect == 'postgresql':
             return session.execute(statement.returning(*written),
                                    _as_json(rows)).all()
-        # MariaDB/MySQL: no RETURNING with an upsert.
+        # MariaDB/MySQL: no RETURNING with an upsert; the uuids read
+        # back as one parameter too.
         session.execute(statement, _as_json(rows))
-        return session.execute(sa.select(*written).where(
-            node.uuid.in_([row['uuid'] for row in rows]))).all()
+        uuids = _rows_source(dialect, node.__table__, ['uuid'])
+        return session.execute(
+            sa.select(*written).where(node.uuid.in_(uuids)),
+            _as_json([{'uuid': row['uuid']} for row in rows])).all()
     # SQLite: RETURNING also has SQLAlchemy send the chunk as one
     # multi-row statement.
     return session.execute(_upsert_statement(dialect).returning(*written),
@@ -393,8 +397,9 @@ def _rows_source(dialect, table, columns, same=None, derived=None):
                 *typed).render_derived(with_types=True)
     else:
         compiler = mysql.dialect()
+        # The column names and types are the table's own, not input.
         source = sa.text(
-            "SELECT * FROM JSON_TABLE(:rows, '$[*]' COLUMNS (%s)) "
+            "SELECT * FROM JSON_TABLE(:rows, '$[*]' COLUMNS (%s)) "  # noqa: S608
             "AS json_rows" % ', '.join(
                 "%s %s PATH '$.%s'" % (
                     compiler.identifier_preparer.quote(column),

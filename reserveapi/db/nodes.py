@@ -122,7 +122,7 @@ def _wrong_flags(session, node_ids, *where):
     if node_ids is None:
         return set(session.scalars(query))
     wrong = set()
-    for ids in base.chunks(list(node_ids)):
+    for ids in base.chunks(list(node_ids), counters.ID_CHUNK):
         wrong.update(session.scalars(query.where(node.id.in_(ids))))
     return wrong
 
