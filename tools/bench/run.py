@@ -147,6 +147,8 @@ def parse_args(argv):
                         help='Leave out the syncs that change every node, '
                              'remove %d %% of them and restore them.'
                         % DROP_PERCENT)
+    parser.add_argument('--sync-only', action='store_true',
+                        help='Only the syncs: no requests.')
     parser.add_argument('--no-analyze', dest='analyze', action='store_false',
                         help='Do not ANALYZE after the sync: measure with '
                              'whatever statistics the database has (none, '
@@ -396,6 +398,8 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                    for word, number in expect.items()):
                 raise StepFailed('sync-nodes (%s): expected %s, got %s'
                                  % (name, expect, stdout))
+        if args.sync_only:
+            return
         if args.analyze:
             start = time.perf_counter()
             backend.analyze()
@@ -923,6 +927,9 @@ def table(results):
     if any('error' in record for record in results['backends'].values()):
         row('error', '', lambda r: r['error'].splitlines()[0][:40]
             if 'error' in r else '')
+    # A phase no backend ran (--sync-only, say) is left out.
+    rows = [line for line in rows
+            if any(cell not in ('n/a', '') for cell in line[1:-1])]
     header = ['metric'] + kinds + ['target']
     widths = [max(len(str(line[column])) for line in rows + [header])
               for column in range(len(header))]
