@@ -34,6 +34,7 @@ retired ones, and some owned by ``OWNER_PROJECT`` or leased to
 
 import argparse
 import functools
+import itertools
 import json
 import os
 import random
@@ -103,6 +104,23 @@ def generate_nodes(count, seed):
         else:
             state = rng.choices(STATES, state_weights)[0]
             yield _node(rng, index, width, resource_class, profile, state)
+
+
+CHANGED_TRAIT = 'CUSTOM_BENCH_CHANGED'
+
+
+def changed(node):
+    """``node`` as a later read finds it after a change of every node
+    (a trait added, and one more MiB where it has a size): what a
+    benchmark's sync that rewrites every node and its traits reads."""
+    properties = dict(node['properties'])
+    if isinstance(properties.get('memory_mb'), int):
+        properties['memory_mb'] += 1
+    traits = list(node['traits'])
+    # In the form the node's other traits take.
+    traits.append({'trait': CHANGED_TRAIT} if traits and isinstance(
+        traits[0], dict) else CHANGED_TRAIT)
+    return dict(node, properties=properties, traits=traits)
 
 
 def _uuid(rng):
@@ -256,11 +274,20 @@ def parse_args(argv):
                              'document.')
     parser.add_argument('--output', required=True,
                         help='File to write.')
+    parser.add_argument('--changed', action='store_true',
+                        help='Every node changed (see changed()): the '
+                             'same nodes a later read would find.')
+    parser.add_argument('--drop-percent', type=int, default=0,
+                        help='Leave out this last percentage of the '
+                             'nodes: the same ones as if Ironic removed '
+                             'them.')
     parser.add_argument('--format', choices=('yaml', 'json'),
                         help='Default: json for a .json output, else yaml.')
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error('--count must be at least 1')
+    if not 0 <= args.drop_percent < 100:
+        parser.error('--drop-percent must be from 0 to 99')
     if args.format is None:
         is_json = os.path.splitext(args.output)[1].lower() == '.json'
         args.format = 'json' if is_json else 'yaml'
@@ -270,6 +297,11 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     nodes = generate_nodes(args.count, args.seed)
+    if args.drop_percent:
+        kept = args.count - args.count * args.drop_percent // 100
+        nodes = itertools.islice(nodes, kept)
+    if args.changed:
+        nodes = map(changed, nodes)
     with open(args.output, 'w', encoding='utf-8') as stream:
         if args.format == 'json':
             write_json(nodes, stream)

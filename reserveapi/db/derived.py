@@ -34,11 +34,9 @@ import collections
 import dataclasses
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
 from reserveapi.db import base
+from reserveapi.db import counters
 from reserveapi.db import models
 from reserveapi.db import node_texts
 from reserveapi.db import nodes as db_nodes
@@ -160,56 +158,10 @@ def _repair_nodes(texts, flags):
         return fixed, len(flags)
 
 
-def _partition(node):
-    return (sa.func.coalesce(node.shard, '').label('shard'),
-            sa.func.coalesce(node.conductor_group, '').label(
-                'conductor_group'))
-
-
-def _slot(node):
-    return (node.id % models.SUMMARY_SLOTS).label('slot')
-
-
-def _count_if(condition):
-    return sa.func.sum(sa.case((condition, 1), else_=0))
-
-
-def _recounts():
-    """(counter table, its key columns, the recount: a SELECT of the keys
-    then the values), one per counter table, from the nodes as migration
-    0007's triggers count them."""
-    node, trait = models.Node, models.NodeTrait
-    free = sa.and_(node.schedulable, sa.not_(node.reserved))
-    capacity_keys = _partition(node) + (
-        node.resource_class.label('resource_class'), _slot(node))
-    arch_keys = _partition(node) + (node.cpu_arch.label('cpu_arch'),
-                                    _slot(node))
-    trait_keys = _partition(node) + (trait.trait.label('trait'),
-                                     _slot(node))
-    return [
-        (models.CapacityCounter.__table__, capacity_keys, sa.select(
-            *capacity_keys, sa.func.count().label('total'),
-            _count_if(free).label('available'),
-            _count_if(node.reserved).label('reserved'),
-            sa.func.sum(node.memory_mb).label('memory_mb'),
-            sa.func.sum(node.cpus).label('vcpus'),
-            sa.func.sum(node.local_gb).label('local_gb'))
-         .where(sa.not_(node.vanished), node.resource_class.is_not(None))
-         .group_by(*capacity_keys)),
-        (models.CpuArchCounter.__table__, arch_keys, sa.select(
-            *arch_keys, sa.func.count().label('node_count'))
-         .where(sa.not_(node.vanished), node.cpu_arch.is_not(None))
-         .group_by(*arch_keys)),
-        (models.FreeTraitCounter.__table__, trait_keys, sa.select(
-            *trait_keys, sa.func.count().label('node_count'))
-         .join(trait, trait.node_id == node.id).where(free)
-         .group_by(*trait_keys)),
-    ]
-
-
 def _difference(table, recount):
-    """Per key, the recount less the counter row, where they differ:
-    (key names, value names, the SELECT of both)."""
+    """Per key, the recount less the counter row, where they differ: a
+    SELECT of the keys then the values."""
+    recount = recount.order_by(None)
     names = [column.name for column in recount.selected_columns]
     keys = [name for name in names if name in table.primary_key.columns]
     values = [name for name in names if name not in keys]
@@ -217,30 +169,10 @@ def _difference(table, recount):
         (-table.c[name]).label(name) for name in values])
     both = sa.union_all(recount, stored).subquery('both_sides')
     sums = [sa.func.sum(both.c[name]).label(name) for name in values]
-    return keys, values, sa.select(
+    return sa.select(
         *[both.c[name] for name in keys], *sums).group_by(
             *[both.c[name] for name in keys]).having(
                 sa.or_(*[total != 0 for total in sums]))
-
-
-_INSERTS = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert,
-            'mysql': mysql.insert}
-
-
-def _add_difference(session, table, keys, values, difference):
-    """Add ``difference`` to the counters: one statement, so the
-    difference and the counters it is added to are one snapshot's."""
-    insert = _INSERTS[session.bind.dialect.name](table).from_select(
-        keys + values, difference)
-    if session.bind.dialect.name == 'mysql':
-        statement = insert.on_duplicate_key_update(
-            {name: table.c[name] + insert.inserted[name] for name in values})
-    else:
-        statement = insert.on_conflict_do_update(
-            index_elements=keys,
-            set_={name: table.c[name] + insert.excluded[name]
-                  for name in values})
-    return session.execute(statement).rowcount
 
 
 def check_counters(repair=False):
@@ -251,9 +183,9 @@ def check_counters(repair=False):
     """
     result = Found()
     with base.reader() as session:
-        for table, _keys, recount in _recounts():
+        for table, recount in counters.contributions():
             result.found += len(session.execute(
-                _difference(table, recount)[2]).all())
+                _difference(table, recount)).all())
     if repair and result.found:
         result.fixed = _repair_counters()
     return result
@@ -263,11 +195,11 @@ def check_counters(repair=False):
 def _repair_counters():
     fixed = 0
     with base.writer() as session:
-        for table, _keys, recount in _recounts():
-            keys, values, difference = _difference(table, recount)
+        for table, recount in counters.contributions():
+            difference = _difference(table, recount)
             wrong = len(session.execute(difference).all())
             if wrong:
-                _add_difference(session, table, keys, values, difference)
+                counters.add(session, table, difference)
                 fixed += wrong
     return fixed
 

@@ -166,10 +166,16 @@ def upgrade(revision='head', engine=None):
     """Migrate the schema up to ``revision``, one migration per
     transaction, each tried again while it times out on a lock.
 
-    :raises: DBError; ConfigurationError for a revision alembic does not
-        know (``reserveapi-dbsync upgrade --revision``).
+    Refused before any runs if the database user lacks a privilege one
+    of them needs: on MariaDB/MySQL a schema change is not transactional,
+    and a migration failing half-way (its tables made, its triggers
+    refused) would leave tables the next attempt cannot create again.
+
+    :raises: UpgradeRefused, DBError; ConfigurationError for a revision
+        alembic does not know (``reserveapi-dbsync upgrade --revision``).
     """
     engine = engine or db_base.get_engine()
+    _refuse_missing_privileges(engine, revision)
     for attempt in range(LOCK_RETRIES + 1):
         try:
             with backends.creating_file(), engine.connect() as connection:
@@ -188,6 +194,20 @@ def upgrade(revision='head', engine=None):
                         'another transaction; trying it again.',
                         LOCK_TIMEOUT)
             time.sleep(0.5)
+
+
+def _refuse_missing_privileges(engine, revision):
+    at = current(engine)
+    if not knows(at):
+        return  # alembic says why
+    _applied, pending = applied_and_pending(at)
+    names = [m.revision for m in pending]
+    if revision in names:
+        pending = pending[:names.index(revision) + 1]
+    missing = missing_privileges(pending, engine=engine)
+    if missing:
+        raise exception.UpgradeRefused(
+            'Nothing was migrated: %s' % ' '.join(missing))
 
 
 def _refuse_offline(pending, at):

@@ -23,6 +23,7 @@ from sqlalchemy.sql import visitors
 from reserveapi.common import exception
 from reserveapi.common import validators
 from reserveapi.db import base
+from reserveapi.db import counters
 from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import records
@@ -75,24 +76,29 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
 
 
 def refresh_flags(session, node_ids=None):
-    """Recompute the derived ``schedulable`` and ``reserved`` flags, in
-    the caller's transaction.
+    """Recompute the derived ``schedulable`` and ``reserved`` flags of
+    ``node_ids`` (None: every node), in the caller's transaction.
 
-    Only rows whose flag is wrong are written. Computed from the same
-    clauses the matcher's SQL uses, so the two cannot disagree.
+    The wrong ones are found first, then rewritten a chunk at a time:
+    whatever their number, no statement's triggers add up more than a
+    chunk of changed rows, and on MariaDB/MySQL they are counted by
+    statement (db/counters.py). Computed from the same clauses the
+    matcher's SQL uses, so the two cannot disagree.
     """
     if node_ids is not None and not node_ids:
         return
     node = models.Node
-    for ids in ([None] if node_ids is None else base.chunks(node_ids)):
-        for column, value in _flags().items():
-            query = sa.update(node).where(getattr(node, column) != value)
-            if ids is not None:
-                query = query.where(node.id.in_(ids))
-            # Derived flags are not an inventory change: updated_at stays.
-            session.execute(
-                query.values({column: value, 'updated_at': node.updated_at}),
-                execution_options={'synchronize_session': False})
+    wrong = sorted(_wrong_flags(session, node_ids))
+    with counters.counted_by_statement(session, wrong):
+        for ids in base.chunks(wrong):
+            for column, value in _flags().items():
+                # Derived flags are not an inventory change: updated_at
+                # stays.
+                session.execute(
+                    sa.update(node).where(node.id.in_(ids), getattr(
+                        node, column) != value).values(
+                            {column: value, 'updated_at': node.updated_at}),
+                    execution_options={'synchronize_session': False})
 
 
 def _flags():
@@ -106,15 +112,26 @@ def _flags():
     }
 
 
+def _wrong_flags(session, node_ids, *where):
+    """The ids of ``node_ids`` (None: every node) whose derived flags
+    disagree with what they are derived from."""
+    node = models.Node
+    query = sa.select(node.id).where(
+        sa.or_(*[getattr(node, column) != value
+                 for column, value in _flags().items()]), *where)
+    if node_ids is None:
+        return set(session.scalars(query))
+    wrong = set()
+    for ids in base.chunks(list(node_ids), counters.ID_CHUNK):
+        wrong.update(session.scalars(query.where(node.id.in_(ids))))
+    return wrong
+
+
 def wrong_flags(session, first_id, last_id):
     """The ids from ``first_id`` to ``last_id`` whose derived flags
     disagree with what they are derived from."""
-    node = models.Node
-    return set(session.execute(
-        sa.select(node.id).where(node.id.between(first_id, last_id),
-                                 sa.or_(*[getattr(node, column) != value
-                                          for column, value in
-                                          _flags().items()]))).scalars())
+    return _wrong_flags(session, None,
+                        models.Node.id.between(first_id, last_id))
 
 
 def new_node_schedulable(values):

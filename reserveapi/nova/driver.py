@@ -51,6 +51,28 @@ LOG = logging.getLogger(__name__)
 NODE_NAMESPACE = uuid.UUID('5a0a4e8c-1d6e-5b8f-9a43-6f1c2f0c9e11')
 
 
+def class_inventory(row):
+    """A host's Placement inventory of one resource class, from its row
+    of the service's capacity summary.
+
+    The total is every node of the class. While one is free, nothing is
+    reserved: reporting the nodes other hosts hold would change every
+    host's inventory whenever any host claims, and in a boot storm each
+    of those writes races the boots' allocations on that provider (a
+    generation conflict, a reschedule). Once none is free, reserved is
+    every node not held by this host (Placement already counts this
+    host's own allocations), so that the scheduler picks no host for the
+    class. In between, a host whose last free node another takes first
+    is a real shortage: its reservation's 409 reschedules the boot.
+    """
+    held_elsewhere = (row['total'] - row['available']
+                      - row.get('reserved_by_host', 0))
+    return {'total': row['total'],
+            'reserved': 0 if row['available'] else max(held_elsewhere, 0),
+            'min_unit': 1, 'max_unit': 1, 'step_size': 1,
+            'allocation_ratio': 1.0}
+
+
 def ironic_partition():
     """This host's Ironic partition, from nova.conf's ``[ironic] shard``
     and ``conductor_group`` as the stock driver reads them: an empty
@@ -256,10 +278,9 @@ class IronicDriver(stock.StockDriver):
         }
 
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
-        """Every resource class of the partition, its whole total;
-        reserved are the nodes neither free nor held by this host
-        (Placement already subtracts this host's own allocations); the
-        traits are the free nodes'. Free is the service's rule.
+        """Every resource class of the partition, its whole total (see
+        class_inventory for what is reserved); the traits are the free
+        nodes'. Free is the service's rule.
         """
         if not self._uses_reservations:
             return super().update_provider_tree(provider_tree, nodename,
@@ -269,13 +290,7 @@ class IronicDriver(stock.StockDriver):
         for row in summary['capacity']:
             if not row['resource_class'] or not row['total']:
                 continue
-            hidden = (row['total'] - row['available']
-                      - row.get('reserved_by_host', 0))
-            inventory[row['resource_class']] = {
-                'total': row['total'], 'reserved': max(hidden, 0),
-                'min_unit': 1, 'max_unit': 1, 'step_size': 1,
-                'allocation_ratio': 1.0,
-            }
+            inventory[row['resource_class']] = class_inventory(row)
         provider_tree.update_inventory(nodename, inventory)
         provider_tree.update_traits(nodename, summary['traits'])
 

@@ -191,6 +191,43 @@ class TestReservationDriver(base.IronicTestCase):
         self.assertEqual(sorted(s['id'] for s in by_status['ACTIVE']),
                          sorted(r['instance_uuid'] for r in reservations))
 
+    def test_no_free_node_no_host_is_picked(self):
+        # While nodes are free, other hosts' claims change no host's
+        # inventory (no write racing a boot's allocation); once none is
+        # free, every host's next update reports the class full and the
+        # scheduler picks no host: the next boot never reaches a driver.
+        servers = self.wait_for_status(self.boot(self.NODES - 1),
+                                       ('ACTIVE',))
+        providers = [node.uuid for node in self.compute_nodes()]
+        context = nova_context.get_admin_context()
+
+        def update_every_host():
+            for compute in self.computes.values():
+                compute.manager.update_available_resource(context)
+
+        self.flags(group='reserveapi', inventory_cache_time=0)
+        update_every_host()
+        for provider in providers:
+            self.assertEqual(
+                0, self.provider_inventory(provider)[
+                    base.RESOURCE_CLASS]['reserved'])
+        (last,) = self.wait_for_status(self.boot(1), ('ACTIVE',))
+        update_every_host()
+        held = collections.Counter(
+            server['OS-EXT-SRV-ATTR:host'] for server in servers + [last])
+        for node in self.compute_nodes():
+            inventory = self.provider_inventory(node.uuid)[
+                base.RESOURCE_CLASS]
+            self.assertEqual(held[node.hypervisor_hostname],
+                             inventory['total'] - inventory['reserved'],
+                             node.hypervisor_hostname)
+        reserve = mock.patch.object(client.ReservationClient, 'reserve',
+                                    side_effect=AssertionError('reached'))
+        with reserve as reserve_call:
+            (refused,) = self.wait_for_status(self.boot(1), ('ERROR',))
+        self.assertIn('No valid host', refused['fault']['message'])
+        reserve_call.assert_not_called()
+
     def test_instance_operations_find_the_reserved_node(self):
         """Every operation reads the node from Ironic or the reservation:
         ``instance.node`` is the host name.

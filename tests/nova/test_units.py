@@ -205,3 +205,32 @@ class TestOperatorTools(test.NoDBTestCase):
                      '#auth_type', '#inventory_cache_time = 10',
                      '#aggregate_timeout = 10.0'):
             self.assertIn(line, sample)
+
+
+class TestClassInventory(test.NoDBTestCase):
+    """What a host reports of a resource class: the whole class, nothing
+    reserved while a node is free, every node held elsewhere once none
+    is."""
+
+    def _row(self, available, by_host):
+        return {'resource_class': 'CUSTOM_GOLD', 'total': 10,
+                'available': available, 'reserved': 10 - available,
+                'reserved_by_host': by_host}
+
+    def test_nothing_reserved_while_a_node_is_free(self):
+        # Other hosts' claims change nothing this host reports.
+        reports = {json.dumps(driver.class_inventory(self._row(free, 2)))
+                   for free in range(1, 9)}
+        self.assertEqual(1, len(reports))
+        self.assertEqual((10, 0), (driver.class_inventory(self._row(1, 2))
+                                   ['total'],
+                                   driver.class_inventory(self._row(1, 2))
+                                   ['reserved']))
+
+    def test_none_free_leaves_room_for_no_boot(self):
+        for by_host in (0, 3, 10):
+            inventory = driver.class_inventory(self._row(0, by_host))
+            # Placement's room: total - reserved - this host's own
+            # allocations (one per node it holds) = 0.
+            self.assertEqual(0, inventory['total'] - inventory['reserved']
+                             - by_host)

@@ -113,7 +113,8 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records', 'node_texts'),
-             ('matching', 'migration', 'healthcheck', 'services'),
+             ('matching', 'migration', 'healthcheck', 'services',
+              'counters'),
              ('nodes', 'mirror'),
              ('inventory', 'derived'),
              ('reservations', 'node_sync'))

@@ -26,28 +26,47 @@ is retried; the report gives each race's answers and latency (p50, p95,
 max) and, per API log, the ERROR lines and oslo.utils' "Original
 exception being dropped" tracebacks.
 
+Then, with ``--sync-nodes N`` (0 leaves it out), the sync phase: an
+initial sync of N generated nodes (``tools/generate_inventory.py``)
+through the first node while the APIs of the other two make and release
+reservations, one client each; timed against the same document synced
+into a database of the single MariaDB server on 127.0.0.1 in the same
+run (target: at most ``SYNC_TARGET_X`` times its time), with the
+reservations' answers and p50/p99 (target: no 5xx).
+
 Usage (from the top of the tree, where reserveapi is installed; root
 or not, the cluster runs as the ``mysql`` user when root)::
 
-    python -m tools.bench.galera_races [--rounds 60]
+    python -m tools.bench.galera_races [--rounds 60] [--sync-nodes 100000]
 """
 
 import argparse
 import collections
+import json
 import os
+import pathlib
 import statistics
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import uuid
 
 import requests
 
+from reserveapi_testing import deployment
 from reserveapi_testing import examples
 from reserveapi_testing import galera
 from reserveapi_testing import inventory
+from tools.bench import benchdb
 
 WRITERS = 3
 TIMEOUT = 60
+SYNC_TARGET_X = 2.0
+"""Issue 37: the Galera sync within this factor of one MariaDB's."""
+GENERATOR = pathlib.Path(__file__).resolve().parents[1] / (
+    'generate_inventory.py')
 
 
 def race(sessions, calls):
@@ -116,19 +135,30 @@ def main():
                         help='copy each API\'s log (api-N.log) here')
     parser.add_argument('--debug', action='store_true',
                         help='the APIs log at DEBUG (each retry)')
+    parser.add_argument('--sync-nodes', type=int, default=0,
+                        help='nodes of the sync phase (default 0: none)')
     args = parser.parse_args()
 
+    served = [inventory.node('node-%d' % index)
+              for index in range(max(args.rounds + 10, 200))]
+    document = None
+    if args.sync_nodes:
+        document = sync_document(served, args.sync_nodes)
+        single_s = single_server_sync(served, document)
     cluster = galera.GaleraCluster(size=WRITERS)
     apis = galera.GaleraAPIs(
-        cluster, [inventory.node('node-%d' % index)
-                  for index in range(args.rounds + 10)],
+        cluster, served,
         config={'mirror': {'inline_timeout': '0'},
                 'DEFAULT': {'debug': str(args.debug).lower()}})
+    failed = False
     cluster.setUp()
     try:
         apis.setUp()
         try:
             run(apis, args.rounds)
+            if document:
+                failed = sync_phase(apis, document, args.sync_nodes,
+                                    single_s)
             if args.logs:
                 os.makedirs(args.logs, exist_ok=True)
                 for index in range(WRITERS):
@@ -139,6 +169,107 @@ def main():
             apis.cleanUp()
     finally:
         cluster.cleanUp()
+        if document:
+            os.unlink(document)
+    return 1 if failed else 0
+
+
+def sync_document(served, count):
+    """A JSON inventory of the APIs' own nodes and ``count`` generated
+    ones (seed 1), in a temporary file."""
+    with tempfile.TemporaryDirectory() as directory:
+        generated = os.path.join(directory, 'generated.json')
+        subprocess.run([sys.executable, str(GENERATOR), '--count',
+                        str(count), '--seed', '1', '--output', generated],
+                       check=True)
+        with open(generated) as stream:
+            nodes = json.load(stream)['nodes']
+    handle, path = tempfile.mkstemp(prefix='galera-sync-', suffix='.json')
+    with os.fdopen(handle, 'w') as stream:
+        json.dump({'nodes': served + nodes}, stream)
+    return path
+
+
+def _timed_sync(api, document):
+    """Seconds of ``reserveapi-manage sync-nodes`` of ``document``
+    through ``api`` (a deployment.Deployment)."""
+    api.config['inventory']['file'] = document
+    api.write_config()
+    started = time.monotonic()
+    synced = api.run('reserveapi-manage', 'sync-nodes')
+    elapsed = time.monotonic() - started
+    if synced.returncode:
+        raise RuntimeError('sync-nodes failed: %s%s' % (synced.stdout,
+                                                        synced.stderr))
+    print(synced.stdout.strip().splitlines()[-1])
+    return elapsed
+
+
+def single_server_sync(served, document):
+    """The same initial sync into a database of the one MariaDB server on
+    127.0.0.1: the floor the cluster is judged against."""
+    with tempfile.TemporaryDirectory() as workdir, benchdb.Backend(
+            'mysql', workdir) as backend:
+        api = deployment.Deployment(served)
+        api.setUp()
+        try:
+            api.database_url = backend.connection_url
+            api.config['database']['connection'] = api.database_url
+            api.write_config()
+            api.migrate()
+            seconds = _timed_sync(api, document)
+        finally:
+            api.cleanUp()
+    print('single MariaDB server: initial sync %.1f s' % seconds)
+    return seconds
+
+
+def sync_phase(apis, document, count, single_s):
+    """The sync through the first API's node while the other two serve
+    reservations; True when a target is missed."""
+    sessions = [requests.Session() for _ in apis.endpoints]
+    answers, stop = [], threading.Event()
+
+    def serve(index):
+        endpoint = apis.endpoints[index]
+        while not stop.is_set():
+            started = time.monotonic()
+            response = sessions[index].post(
+                endpoint + '/v1/reservations', json={
+                    'instance_uuid': str(uuid.uuid4()), 'host': 'compute-1',
+                    'request_spec': examples.REQUEST_SPEC}, timeout=TIMEOUT)
+            answers.append((response.status_code,
+                            time.monotonic() - started))
+            if response.status_code == 201:
+                started = time.monotonic()
+                deleted = sessions[index].delete(
+                    endpoint + '/v1/reservations/' + response.json()['uuid'],
+                    timeout=TIMEOUT)
+                answers.append((deleted.status_code,
+                                time.monotonic() - started))
+
+    clients = [threading.Thread(target=serve, args=(index,))
+               for index in range(1, len(apis.endpoints))]
+    for client in clients:
+        client.start()
+    try:
+        seconds = _timed_sync(apis.deployments[0], document)
+    finally:
+        stop.set()
+        for client in clients:
+            client.join()
+    ratio = seconds / single_s
+    server_errors = sum(1 for status, _ in answers if status >= 500)
+    print('Galera, %d nodes synced through node 1 while nodes 2 and 3 '
+          'serve: %.1f s, %.2f x one MariaDB server (target <= %g: %s)'
+          % (count, seconds, ratio, SYNC_TARGET_X,
+             'PASS' if ratio <= SYNC_TARGET_X else 'FAIL'))
+    report('reservations meanwhile', answers)
+    seconds_sorted = [elapsed for _, elapsed in answers]
+    print('%-24s p99 %6.0f ms   5xx %d (target 0: %s)' % (
+        '', 1000 * percentile(seconds_sorted, 0.99), server_errors,
+        'PASS' if server_errors == 0 else 'FAIL'))
+    return ratio > SYNC_TARGET_X or server_errors > 0
 
 
 def run(apis, rounds):
@@ -167,4 +298,4 @@ def run(apis, rounds):
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

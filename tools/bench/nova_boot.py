@@ -74,6 +74,9 @@ CONFLICTS = collections.Counter()
 CASTS = collections.defaultdict(list)
 # Why builds failed on a host (rescheduled or ERROR): how many each.
 BUILD_FAILURES = collections.Counter()
+# Placement PUTs by what they wrote and their status: ('inventories',
+# 200), ('allocations', 409), ...
+PLACEMENT_PUTS = collections.Counter()
 BUILD_EVENT = 'compute__do_build_and_run_instance'
 POLL = 0.2
 LIVE = ('reserved', 'active')
@@ -138,11 +141,24 @@ def _recorded_build(function):
     return wrapper
 
 
+def _recorded_put(function):
+    @functools.wraps(function)
+    def wrapper(self, url, *args, **kwargs):
+        response = function(self, url, *args, **kwargs)
+        PLACEMENT_PUTS[url.rstrip('/').rsplit('/', 1)[-1]
+                       if '/inventories' in url else
+                       'allocations' if url.startswith('/allocations')
+                       else 'other', response.status_code] += 1
+        return response
+    return wrapper
+
+
 def _instrument():
     # Imported here: only this bench needs the compute RPC API and
     # manager.
     from nova.compute import manager
     from nova.compute import rpcapi
+    from nova.scheduler.client import report
     reservations = client.ReservationClient
     reservations.reserve = _timed(
         'reserve', _recorded_reserve(reservations.reserve))
@@ -154,6 +170,8 @@ def _instrument():
     stock_driver.IronicDriver.prepare_for_spawn = _timed(
         'stock_prepare_for_spawn',
         stock_driver.IronicDriver.prepare_for_spawn)
+    report.SchedulerReportClient.put = _recorded_put(
+        report.SchedulerReportClient.put)
     rpcapi.ComputeAPI.build_and_run_instance = _recorded_cast(
         rpcapi.ComputeAPI.build_and_run_instance)
     manager.ComputeManager._build_and_run_instance = _recorded_build(
@@ -162,7 +180,7 @@ def _instrument():
 
 def _reset_records():
     for record in (TIMINGS, GRANTS, RELEASES, CONFLICTS, CASTS,
-                   BUILD_FAILURES):
+                   BUILD_FAILURES, PLACEMENT_PUTS):
         record.clear()
 
 
@@ -252,6 +270,12 @@ class _Boot:
             'after_409': sum(1 for uuid in rescheduled if CONFLICTS[uuid]),
             'conflicts': sum(CONFLICTS.values()),
             'grants': len({grant['uuid'] for grant in GRANTS}),
+            'inventory_writes': sum(
+                count for (kind, _status), count in PLACEMENT_PUTS.items()
+                if kind == 'inventories'),
+            'placement_conflicts': {
+                kind: count for (kind, status), count
+                in PLACEMENT_PUTS.items() if status == 409},
             'load': (load, os.getloadavg()[0]),
             'timings': {name: list(values)
                         for name, values in TIMINGS.items()},
@@ -460,6 +484,12 @@ def _table(title, results):
                   r['grants'] if r['label'] != 'stock' else 'n/a',
                   doubles, r['load'][0], r['load'][1]))
     for r in results:
+        print('\n%s: Placement inventory writes %d (%.2f per boot); '
+              'Placement 409s: %s' % (
+                  r['label'], r['inventory_writes'],
+                  r['inventory_writes'] / r['servers'],
+                  ', '.join('%s %d' % item for item in sorted(
+                      r['placement_conflicts'].items())) or 'none'))
         print('\n%s: first build cast per host: %s' % (r['label'], ', '.join(
             '%s %d' % item for item in sorted(r['first_hosts'].items()))))
         for reason, count in sorted(r['failures'].items()):
