@@ -16,7 +16,7 @@ A private name can change shape in any release, and a patch applied to
 the wrong shape misbehaves without a word. So each patch names the
 library it reaches into and the versions it was written and checked
 for (``Library``), and applying it on any other version raises
-``UnsupportedLibrary``, which names the library, the installed version
+``exception.UnsupportedLibrary``, which names the library, the installed version
 and the expected range. ``tests/unit/test_compat.py`` checks the
 installed versions too. To support a new release: read the patch
 against it, then widen the range.
@@ -33,6 +33,8 @@ import functools
 import importlib.metadata
 
 from packaging import specifiers
+
+from reserveapi.common import exception
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,21 +61,17 @@ transaction it began, and oslo.db's commit and rollback listeners unmark
 it."""
 
 
-class UnsupportedLibrary(RuntimeError):
-    """An installed library is not a version a patch was written for."""
-
-
 @functools.cache
 def check(library):
     """The installed version of ``library``, once it is one the patches
     were written for.
 
-    :raises: UnsupportedLibrary
+    :raises: exception.UnsupportedLibrary
     """
     installed = importlib.metadata.version(library.name)
     if not specifiers.SpecifierSet(library.written_for).contains(
             installed, prereleases=True):
-        raise UnsupportedLibrary(
+        raise exception.UnsupportedLibrary(
             '%s %s is installed, but reserveapi/compat.py uses private API '
             'of %s as it is in versions %s: install one of those, or check '
             'the patch against %s and widen its range.' % (
@@ -92,7 +90,7 @@ def remember_pecan_argspecs():
     function (a bound method and its function have the same one). Safe
     to call again.
 
-    :raises: UnsupportedLibrary
+    :raises: exception.UnsupportedLibrary
     """
     check(PECAN)
     # Here, not at the top: only the API process loads pecan.
@@ -118,7 +116,7 @@ def pool_like(pool, pool_class, **arguments):
     creator, dialect and event listeners, as SQLAlchemy's
     ``Pool.recreate()`` builds a pool of its own class.
 
-    :raises: UnsupportedLibrary
+    :raises: exception.UnsupportedLibrary
     """
     check(SQLALCHEMY)
     return pool_class(pool._creator, dialect=pool._dialect,
@@ -131,7 +129,7 @@ def wrap_rollback(dialect, wrapper):
     ``rollback(dbapi_connection)``: ``do_rollback`` is replaced on this
     dialect instance.
 
-    :raises: UnsupportedLibrary
+    :raises: exception.UnsupportedLibrary
     """
     check(SQLALCHEMY)
     rollback = dialect.do_rollback
@@ -147,7 +145,7 @@ def oslo_db_sqlite_begin_listeners(engine):
     for a caller that removes them to emit its own (marking the
     transaction as they do, ``OSLO_DB_IN_TRANSACTION``).
 
-    :raises: UnsupportedLibrary
+    :raises: exception.UnsupportedLibrary
     """
     check(OSLO_DB)
     check(SQLALCHEMY)

@@ -337,6 +337,13 @@ class ConfigurationError(ReserveapiException):
     msg_fmt = '%(reason)s'
 
 
+class UnsupportedLibrary(ConfigurationError):
+    """An installed library is not a version the private-API patch of
+    ``reserveapi/compat.py`` that uses it was written for."""
+
+    code = 'reserveapi.unsupported_library'
+
+
 class MissingCredentials(ConfigurationError):
     """A peer group lacks options that the service needs: the process
     does not start, so no caller ever sees it."""

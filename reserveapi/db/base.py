@@ -188,12 +188,6 @@ def _count_retry(error):
         metrics.DATABASE_RETRIES.labels(error='duplicate').inc()
 
 
-# The names derived.py, node_sync.py and services.py still use: the same
-# policy, nothing of their own.
-retry_on_deadlock = retrying()
-retry_on_busy = retrying(duplicates=True)
-
-
 AUTOINC_LOCK_LOST = 1467
 """MySQL's and MariaDB's ER_AUTOINC_READ_FAILED: what a deadlock (or a
 lock wait timeout) on a table's AUTO-INC lock surfaces as, rather than

@@ -150,7 +150,7 @@ def check_nodes(after=0, limit=WINDOW, repair=False):
     return results, rows[-1][0] if len(rows) == limit else None
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def _repair_nodes(texts, flags):
     with base.writer() as session:
         fixed = _rewrite_texts(session, texts) if texts else 0
@@ -191,7 +191,7 @@ def check_counters(repair=False):
     return result
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def _repair_counters():
     fixed = 0
     with base.writer() as session:

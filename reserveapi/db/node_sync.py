@@ -69,7 +69,7 @@ def worth_analyzing(counts):
                 or counts.get('updated', 0) >= ANALYZE_AFTER_UPDATES)
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def sync_nodes(read, now=None):
     """Make the nodes table equal the inventory ``read()`` yields: pairs
     of a list of normalized inventory dicts and their fingerprints (each
@@ -109,7 +109,7 @@ def sync_nodes(read, now=None):
     return dict(counts), digest
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def confirm_unchanged(digest):
     """The sync of a document already applied: if the table is still
     what that sync left (``digest``, as ``sync_nodes`` returned it) and
@@ -144,7 +144,7 @@ def _table_digest(session):
     return hashlib.sha256(''.join(lines).encode()).hexdigest()
 
 
-@base.retry_on_busy
+@base.retrying(duplicates=True)
 def upsert_nodes(nodes, fingerprints, read_at, now=None):
     """Write one page of nodes read from the source at ``read_at``.
 
@@ -186,7 +186,7 @@ def _page_plan(session, nodes, fingerprints, read_at):
     return _diff(existing, nodes, fingerprints), refreshed
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def remove_missing(seen_uuids, now=None):
     """After a pass that read every node: drop each node not in
     ``seen_uuids`` unless a live reservation holds it (that one is

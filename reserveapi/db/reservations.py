@@ -296,7 +296,9 @@ def _release_statement():
     ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 
-@base.retrying()
+# A duplicate: the release row of ``clear_in_ironic`` inserted by another
+# process at once (inventory.add_ironic_release); the retry finds it.
+@base.retrying(duplicates=True)
 def delete_reservation(reservation, stale=False, clear_in_ironic=None):
     """Delete ``reservation`` (a ReservationRecord); its node is free as
     soon as this commits, unless ``stale`` keeps it until a sync reads
@@ -308,7 +310,7 @@ def delete_reservation(reservation, stale=False, clear_in_ironic=None):
     _delete(reservation, stale, clear_in_ironic)
 
 
-@base.retrying()
+@base.retrying(duplicates=True)
 def delete_reservation_by_uuid(uuid, check, stale=False,
                                clear_in_ironic=None):
     """Delete the reservation ``uuid`` once ``check`` (called with it as

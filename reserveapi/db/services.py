@@ -25,7 +25,7 @@ FORGOTTEN_AFTER = datetime.timedelta(days=1)
 """Rows expired this long ago are deleted: nobody asks about them."""
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def beat(holder, kind, host, pid, release, schema_head, started_at,
          lifetime):
     """Record that the process ``holder`` is alive for ``lifetime``
@@ -51,7 +51,7 @@ def beat(holder, kind, host, pid, release, schema_head, started_at,
             expires_at=now + datetime.timedelta(seconds=lifetime)))
 
 
-@base.retry_on_deadlock
+@base.retrying()
 def remove(holder):
     """The process ``holder`` stopped.
 

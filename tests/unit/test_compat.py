@@ -24,6 +24,7 @@ from pecan import util as pecan_util
 import sqlalchemy as sa
 
 from reserveapi import compat
+from reserveapi.common import exception
 
 
 class VersionsTest(base.BaseTestCase):
@@ -35,7 +36,7 @@ class VersionsTest(base.BaseTestCase):
 
     def test_another_version_is_named_with_the_range(self):
         installed = importlib.metadata.version('pecan')
-        error = self.assertRaises(compat.UnsupportedLibrary, compat.check,
+        error = self.assertRaises(exception.UnsupportedLibrary, compat.check,
                                   compat.Library('pecan', '>=99,<100'))
         self.assertEqual(
             'pecan %s is installed, but reserveapi/compat.py uses private '
@@ -47,7 +48,7 @@ class VersionsTest(base.BaseTestCase):
         self.useFixture(fixtures.MockPatchObject(
             compat, 'PECAN', compat.Library('pecan', '<1')))
         original = pecan_util._getargspec
-        self.assertRaises(compat.UnsupportedLibrary,
+        self.assertRaises(exception.UnsupportedLibrary,
                           compat.remember_pecan_argspecs)
         self.assertIs(original, pecan_util._getargspec)
 
