@@ -135,13 +135,46 @@ def confirm_unchanged(digest):
 
 def _table_digest(session):
     """A digest of every node's fingerprint and vanished flag: equal
-    digests, equal tables (but for derived flags and stale marks)."""
+    digests, equal tables (but for derived flags and stale marks).
+
+    PostgreSQL and MariaDB/MySQL add it up themselves: the number of
+    rows and the sum of a 60-bit hash of each row's fingerprint (twice,
+    plus its vanished flag), which any change of a row changes. A million
+    rows sent to be digested here took 10 s through PyMySQL. SQLite's
+    rows are read here, sorted and hashed.
+    """
     node = models.Node
-    lines = sorted('%s %d\n' % (fingerprint, vanished)
-                   for fingerprint, vanished in session.execute(
-                       sa.select(node.fingerprint, node.vanished),
-                       execution_options=_STREAMED))
+    dialect = session.get_bind().dialect.name
+    if dialect in _ROW_HASH:
+        row_hash = _ROW_HASH[dialect](node.fingerprint)
+        count, total = session.execute(sa.select(
+            sa.func.count(), sa.func.coalesce(sa.func.sum(
+                2 * row_hash + sa.case((node.vanished, 1), else_=0)), 0)
+        )).one()
+        lines = ['%d %d\n' % (count, total)]
+    else:
+        lines = sorted('%s %d\n' % (fingerprint, vanished)
+                       for fingerprint, vanished in session.execute(
+                           sa.select(node.fingerprint, node.vanished),
+                           execution_options=_STREAMED))
     return hashlib.sha256(''.join(lines).encode()).hexdigest()
+
+
+def _md5_head(fingerprint):
+    """The first 15 hexadecimal digits of the MD5 of a fingerprint (any
+    text, a hand-edited one included; '' for none), in SQL."""
+    return sa.func.substr(sa.func.md5(sa.func.coalesce(fingerprint, '')),
+                          1, 15)
+
+
+# _md5_head as an integer, in SQL.
+_ROW_HASH = {
+    'postgresql': lambda fingerprint: sa.cast(sa.cast(
+        sa.func.concat('x', _md5_head(fingerprint)),
+        postgresql.BIT(60)), sa.BigInteger),
+    'mysql': lambda fingerprint: sa.cast(sa.func.conv(
+        _md5_head(fingerprint), 16, 10), sa.BigInteger),
+}
 
 
 @base.retrying(duplicates=True)

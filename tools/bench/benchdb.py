@@ -412,13 +412,16 @@ def _utcnow():
 
 
 def _is_retryable(exc):
-    """A unique violation (someone claimed the node first) or deadlock."""
+    """A unique violation (someone claimed the node first) or deadlock;
+    on MariaDB also 1467, what a deadlock on the AUTO-INC lock of an
+    ``INSERT ... SELECT`` surfaces as (the service retries it too:
+    reserveapi.db.base.AUTOINC_LOCK_LOST)."""
     name = type(exc).__name__
     if name in ('IntegrityError', 'UniqueViolation'):
         return True
     if name == 'OperationalError':
         text = str(exc).lower()
         return ('deadlock' in text or '1213' in text or 'locked' in text
-                or '1205' in text)
+                or '1205' in text or '1467' in text)
     return name in ('TransactionRollbackError', 'DeadlockDetected',
                     'SerializationFailure')

@@ -28,6 +28,11 @@ each timed as one transaction:
 * ``sync add``, ``sync change``, ``sync remove``: node_sync.sync_nodes,
   the product's sync path, adding N nodes, then changing every one
   (memory and traits), then removing them all;
+* ``refresh all``, ``longest statement``: with ``--refresh``, after the
+  insert, every node's ``schedulable`` flag made wrong behind the
+  triggers' back, then ``nodes.refresh_flags(session)`` (every node) in
+  one transaction: its seconds and its longest statement's, the time
+  the other writers could wait on one statement (issue 37);
 * ``claim p50 ms``, ``claim p99 ms``: between the change and the removal,
   ``--claims`` reservations made and released one after the other
   through reservations.reserve and release (in-process, no HTTP): what
@@ -48,6 +53,8 @@ import sys
 import tempfile
 import time
 import uuid
+
+import sqlalchemy as sa
 
 from tools.bench import benchdb
 from tools.bench import benchload
@@ -88,6 +95,9 @@ def parse_args(argv):
     parser.add_argument('--backends', default='postgresql,mysql')
     parser.add_argument('--no-sync', action='store_true',
                         help='Leave out the sync path (and the claims).')
+    parser.add_argument('--refresh', action='store_true',
+                        help='Only the insert, then every flag refreshed '
+                             '(see refresh all).')
     parser.add_argument('--claims', type=int, default=200,
                         help='Reservations made and released, timed.')
     parser.add_argument('--one', nargs=2, metavar=('BACKEND', 'TRIGGERS'),
@@ -166,7 +176,45 @@ def _claims(results, count):
     results['claim p99 ms'] = summary['p99_ms']
 
 
-def run_one(kind, triggers, count, sync, claims):
+# Every flag made wrong behind the triggers' back: they count nothing.
+WRONG_FLAGS = {
+    'postgresql': ['ALTER TABLE nodes DISABLE TRIGGER USER',
+                   'UPDATE nodes SET schedulable = NOT schedulable',
+                   'ALTER TABLE nodes ENABLE TRIGGER USER'],
+    'mysql': ['SET @reserveapi_counted_by_statement = 1',
+              'UPDATE nodes SET schedulable = NOT schedulable',
+              'SET @reserveapi_counted_by_statement = NULL'],
+}
+
+
+def _refresh_all(results, kind, engine):
+    """Time refresh_flags over every node, and its longest statement."""
+    from reserveapi.db import base as db_base
+    from reserveapi.db import nodes as db_nodes
+    _sql(engine, *WRONG_FLAGS[kind])
+    longest = [0.0]
+
+    def before(conn, *_args):
+        conn.info['bench_started'] = time.perf_counter()
+
+    def after(conn, *_args):
+        longest[0] = max(longest[0],
+                         time.perf_counter() - conn.info['bench_started'])
+
+    sa.event.listen(engine, 'before_cursor_execute', before)
+    sa.event.listen(engine, 'after_cursor_execute', after)
+    try:
+        def refresh():
+            with db_base.writer() as session:
+                db_nodes.refresh_flags(session)
+        _timed(results, 'refresh all', refresh)
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', before)
+        sa.event.remove(engine, 'after_cursor_execute', after)
+    results['longest statement'] = round(longest[0], 2)
+
+
+def run_one(kind, triggers, count, sync, claims, refresh=False):
     """One backend, with or without the triggers: {step: seconds}."""
     results = {}
     with tempfile.TemporaryDirectory(prefix='reserveapi-trig-') as workdir, \
@@ -187,6 +235,10 @@ def run_one(kind, triggers, count, sync, claims):
         seed = SEED_NODES.format(text=AS_TEXT[kind],
                                  series=SERIES[kind] % count)
         _timed(results, 'insert', lambda: _sql(engine, seed, SEED_TRAITS))
+        if refresh:
+            _refresh_all(results, kind, engine)
+            results['database'] = backend.version
+            return results
         for name in ('update', 'update back'):
             _timed(results, name, lambda: _sql(
                 engine, 'UPDATE nodes SET reserved = NOT reserved'))
@@ -212,7 +264,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.one:
         print(json.dumps(run_one(args.one[0], args.one[1], args.nodes,
-                                 not args.no_sync, args.claims)))
+                                 not args.no_sync, args.claims,
+                                 args.refresh)))
         return 0
     rows = []
     for kind in args.backends.split(','):
@@ -222,7 +275,8 @@ def main(argv=None):
                 [sys.executable, '-m', 'tools.bench.summary_triggers',
                  '--one', kind, triggers, '--nodes', str(args.nodes),
                  '--claims', str(args.claims)]
-                + (['--no-sync'] if args.no_sync else []),
+                + (['--no-sync'] if args.no_sync else [])
+                + (['--refresh'] if args.refresh else []),
                 check=True, stdout=subprocess.PIPE, text=True,
                 cwd=ROOT).stdout
             rows.append((kind, triggers, json.loads(output)))
