@@ -79,7 +79,7 @@ def refresh_flags(session, node_ids=None):
     """Recompute the derived ``schedulable`` and ``reserved`` flags of
     ``node_ids`` (None: every node), in the caller's transaction.
 
-    The wrong ones are found first, then rewritten 10,000 at a time:
+    The wrong ones are found first, then rewritten a chunk at a time:
     whatever their number, no statement's triggers add up more than a
     chunk of changed rows, and on MariaDB/MySQL they are counted by
     statement (db/counters.py). Computed from the same clauses the
@@ -90,11 +90,7 @@ def refresh_flags(session, node_ids=None):
     node = models.Node
     wrong = sorted(_wrong_flags(session, node_ids))
     with counters.counted_by_statement(session, wrong):
-        # On PostgreSQL each statement's trigger reads node_traits whole
-        # (a hash join, as it must for a sync's one statement of every
-        # node): 10,000 nodes per statement, not 1,000, read it a tenth
-        # as often.
-        for ids in base.chunks(wrong, counters.ID_CHUNK):
+        for ids in base.chunks(wrong):
             for column, value in _flags().items():
                 # Derived flags are not an inventory change: updated_at
                 # stays.
