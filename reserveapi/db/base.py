@@ -304,20 +304,6 @@ def get_engine():
     return main_context_manager.writer.get_engine()
 
 
-def count_leases(session, model, now):
-    """``(alive, dead)``: rows of ``model`` (with ``claimed_by`` and
-    ``claimed_until``) whose lease its holder still renews, and rows
-    whose lease lapsed with a holder recorded (a process that stopped
-    without letting go; the next taker clears it)."""
-    held = model.claimed_by.is_not(None)
-    alive, dead = session.execute(sa.select(
-        sa.func.sum(sa.case((sa.and_(held, model.claimed_until >= now), 1),
-                            else_=0)),
-        sa.func.sum(sa.case((sa.and_(held, model.claimed_until < now), 1),
-                            else_=0)))).one()
-    return int(alive or 0), int(dead or 0)
-
-
 def chunks(items, size=CHUNK):
     """``items`` (a sequence) in slices of at most ``size``."""
     for start in range(0, len(items), size):

@@ -25,6 +25,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.db import base
+from reserveapi.db import leases
 from reserveapi.db import models
 from reserveapi.db import nodes
 from reserveapi.db import records
@@ -32,6 +33,8 @@ from reserveapi.db import records
 _SYNC_COLUMNS = ('source', 'synced_at', 'nodes', 'full_synced_at',
                  'watermark', 'location', 'outage_since', 'last_error',
                  'document_digest', 'nodes_digest')
+_SYNC_LEASE = leases.Lease(models.InventorySync)
+_RELEASE_LEASE = leases.Lease(models.IronicRelease)
 
 
 def get_inventory_sync(source):
@@ -122,41 +125,31 @@ def take_sync_lease(source, holder, seconds, now=None):
     table = models.InventorySync
     with base.writer() as session:
         _ensure_row(session, source)
-        taken = session.execute(
-            sa.update(table).where(
-                table.source == source,
-                sa.or_(table.claimed_by.is_(None), table.claimed_by == holder,
-                       table.claimed_until < now))
-            .values(claimed_by=holder,
-                    claimed_until=now + datetime.timedelta(seconds=seconds))
-        ).rowcount
+        taken = _SYNC_LEASE.take(
+            session, holder, now + datetime.timedelta(seconds=seconds), now,
+            table.source == source)
     return bool(taken)
 
 
 @base.retrying(duplicates=True)
 def drop_sync_lease(source, holder):
     """:raises: DBError"""
-    table = models.InventorySync
     with base.writer() as session:
-        session.execute(
-            sa.update(table).where(table.source == source,
-                                   table.claimed_by == holder)
-            .values(claimed_by=None, claimed_until=None))
+        _SYNC_LEASE.drop(session, holder,
+                         models.InventorySync.source == source)
 
 
 def count_leases(now=None):
     """``{'inventory_sync': (alive, dead), 'ironic_release': (alive,
     dead)}``: the sync's lease and the leases on claims being cleared,
-    as ``base.count_leases`` counts them.
+    as ``leases.Lease.count`` counts them.
 
     :raises: DBError
     """
     now = now or timeutils.utcnow()
     with base.reader() as session:
-        return {'inventory_sync': base.count_leases(
-                    session, models.InventorySync, now),
-                'ironic_release': base.count_leases(
-                    session, models.IronicRelease, now)}
+        return {'inventory_sync': _SYNC_LEASE.count(session, now),
+                'ironic_release': _RELEASE_LEASE.count(session, now)}
 
 
 # Claims of ours in Ironic to clear ------------------------------------------
@@ -165,15 +158,6 @@ def _release_pair(node_uuid, instance_uuid):
     table = models.IronicRelease
     return (table.node_uuid == node_uuid,
             table.instance_uuid == instance_uuid)
-
-
-def _lease_free(now, holder=None):
-    """A release row no live process is clearing (or ``holder`` is)."""
-    table = models.IronicRelease
-    free = [table.claimed_by.is_(None), table.claimed_until < now]
-    if holder is not None:
-        free.append(table.claimed_by == holder)
-    return sa.or_(*free)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,22 +185,21 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
     """
     table = models.IronicRelease
     due = now + datetime.timedelta(seconds=request.delay)
-    lease = {}
+    until = None
     if request.holder is not None:
-        lease = {'claimed_by': request.holder, 'claimed_until': now
-                 + datetime.timedelta(seconds=request.lease_seconds)}
+        until = now + datetime.timedelta(seconds=request.lease_seconds)
     pair = _release_pair(node_uuid, instance_uuid)
     nodes.mark_stale_by_uuid(session, node_uuid, now)
     if session.scalar(sa.select(table.id).where(*pair)) is None:
         _insert_release(session, node_uuid, instance_uuid, now,
-                        next_attempt_at=due, **lease)
+                        next_attempt_at=due,
+                        **_RELEASE_LEASE.values(request.holder, until))
         return
     session.execute(sa.update(table).where(*pair).values(
         generation=table.generation + 1, next_attempt_at=due,
         updated_at=now))
-    if lease:
-        session.execute(sa.update(table).where(
-            *pair, _lease_free(now, request.holder)).values(**lease))
+    if request.holder is not None:
+        _RELEASE_LEASE.take(session, request.holder, until, now, *pair)
 
 
 @base.retrying(duplicates=True)
@@ -241,9 +224,9 @@ def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
     """
     now = now or timeutils.utcnow()
     with base.writer() as session:
-        return _take_lease(session, _release_pair(node_uuid, instance_uuid),
-                           now, holder, claimed_until=now + datetime.timedelta(
-                               seconds=lease_seconds))
+        return _take_release(
+            session, _release_pair(node_uuid, instance_uuid), holder,
+            now + datetime.timedelta(seconds=lease_seconds), now)
 
 
 def _insert_release(session, node_uuid, instance_uuid, now, **values):
@@ -252,15 +235,14 @@ def _insert_release(session, node_uuid, instance_uuid, now, **values):
         created_at=now, generation=0, **values))
 
 
-def _take_lease(session, pair, now, holder, **values):
+def _take_release(session, pair, holder, until, now, **values):
     """Lease the pair's row to ``holder`` (``values`` with it) unless a
     live process holds it; its generation, or None."""
-    table = models.IronicRelease
-    if not session.execute(sa.update(table).where(
-            *pair, _lease_free(now, holder)).values(
-            claimed_by=holder, **values)).rowcount:
+    if not _RELEASE_LEASE.take(session, holder, until, now, *pair,
+                               **values):
         return None
-    return session.scalar(sa.select(table.generation).where(*pair))
+    return session.scalar(sa.select(models.IronicRelease.generation)
+                          .where(*pair))
 
 
 @base.retrying(duplicates=True)
@@ -278,18 +260,18 @@ def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
     """
     now = now or timeutils.utcnow()
     pair = _release_pair(node_uuid, instance_uuid)
-    leased = {'claimed_until': now + datetime.timedelta(
-                  seconds=lease_seconds),
-              'next_attempt_at': now + datetime.timedelta(seconds=delay)}
+    until = now + datetime.timedelta(seconds=lease_seconds)
+    due = now + datetime.timedelta(seconds=delay)
     with base.writer() as session:
-        generation = _take_lease(session, pair, now, holder,
-                                 updated_at=now, **leased)
+        generation = _take_release(session, pair, holder, until, now,
+                                   next_attempt_at=due, updated_at=now)
         if generation is None:
             if session.scalar(sa.select(models.IronicRelease.id).where(
                     *pair)) is not None:
                 return None
             _insert_release(session, node_uuid, instance_uuid, now,
-                            claimed_by=holder, **leased)
+                            next_attempt_at=due,
+                            **_RELEASE_LEASE.values(holder, until))
             generation = 0
         # As for every release row: the node is not offered while it
         # stands (it is reserved anyway).
@@ -305,13 +287,10 @@ def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
     with base.writer() as session:
-        return bool(session.execute(sa.update(table).where(
-            *_release_pair(node_uuid, instance_uuid),
-            table.claimed_by == holder).values(
-            claimed_until=now + datetime.timedelta(
-                seconds=lease_seconds))).rowcount)
+        return bool(_RELEASE_LEASE.renew(
+            session, holder, now + datetime.timedelta(seconds=lease_seconds),
+            *_release_pair(node_uuid, instance_uuid)))
 
 
 def due_ironic_releases(limit, now=None):
@@ -329,7 +308,7 @@ def due_ironic_releases(limit, now=None):
             created_at=row.created_at)
             for row in session.scalars(
                 sa.select(table).where(table.next_attempt_at <= now,
-                                       _lease_free(now))
+                                       _RELEASE_LEASE.free(now))
                 .order_by(table.next_attempt_at, table.id).limit(limit))]
 
 
@@ -348,13 +327,11 @@ def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
     pair = _release_pair(node_uuid, instance_uuid)
     with base.writer() as session:
         finished = session.execute(sa.delete(table).where(
-            *pair, table.claimed_by == holder,
+            *pair, _RELEASE_LEASE.held_by(holder),
             table.generation == generation)).rowcount
         if not finished:
-            session.execute(sa.update(table).where(
-                *pair, table.claimed_by == holder).values(
-                claimed_by=None, claimed_until=None, next_attempt_at=now,
-                updated_at=now))
+            _RELEASE_LEASE.drop(session, holder, *pair, next_attempt_at=now,
+                                updated_at=now)
     return bool(finished)
 
 
@@ -369,13 +346,10 @@ def postpone_ironic_release(node_uuid, instance_uuid, holder, error,
     now = now or timeutils.utcnow()
     table = models.IronicRelease
     with base.writer() as session:
-        session.execute(
-            sa.update(table).where(
-                *_release_pair(node_uuid, instance_uuid),
-                table.claimed_by == holder).values(
-                attempts=table.attempts + 1, last_error=error[:2000],
-                next_attempt_at=next_attempt_at, claimed_by=None,
-                claimed_until=None, updated_at=now))
+        _RELEASE_LEASE.drop(
+            session, holder, *_release_pair(node_uuid, instance_uuid),
+            attempts=table.attempts + 1, last_error=error[:2000],
+            next_attempt_at=next_attempt_at, updated_at=now)
 
 
 def count_ironic_releases():

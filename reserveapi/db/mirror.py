@@ -26,15 +26,12 @@ import sqlalchemy as sa
 from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.db import base
+from reserveapi.db import leases
 from reserveapi.db import models
 from reserveapi.db import records
 
 _ERROR_LENGTH = 2000
-
-
-def _unclaimed(now):
-    claimed_until = models.MirrorHost.claimed_until
-    return sa.or_(claimed_until.is_(None), claimed_until < now)
+_LEASE = leases.Lease(models.MirrorHost)
 
 
 def _locked_aggregate(session, uuid, now):
@@ -66,8 +63,7 @@ def _set_desired(row, member, now, claimed_by, claimed_until):
         row.pending_since = now
     row.state = states.PENDING
     row.next_attempt_at = None
-    row.claimed_by = claimed_by
-    row.claimed_until = claimed_until if claimed_by else None
+    _LEASE.hand(row, claimed_by, claimed_until if claimed_by else None)
 
 
 @base.retrying(duplicates=True)
@@ -215,8 +211,7 @@ def _claimed_hosts(session, claimed_by, ids):
     rows = session.execute(
         sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
         .join(models.MirrorAggregate)
-        .where(models.MirrorHost.id.in_(ids),
-               models.MirrorHost.claimed_by == claimed_by)
+        .where(models.MirrorHost.id.in_(ids), _LEASE.held_by(claimed_by))
         .order_by(models.MirrorHost.id))
     return [records.mirror_host_record(row, uuid) for row, uuid in rows]
 
@@ -246,15 +241,14 @@ def _claim_hosts(claimed_by, claimed_until, limit, now):
     host = models.MirrorHost
     due = sa.and_(host.state == states.PENDING,
                   sa.or_(host.next_attempt_at.is_(None),
-                         host.next_attempt_at <= now),
-                  _unclaimed(now))
+                         host.next_attempt_at <= now))
     with base.writer() as session:
-        ids = session.scalars(sa.select(host.id).where(due)
+        ids = session.scalars(sa.select(host.id).where(due, _LEASE.free(now))
                               .order_by(host.id).limit(limit)).all()
         if not ids:
             return 0, []
-        session.execute(sa.update(host).where(host.id.in_(ids), due).values(
-            claimed_by=claimed_by, claimed_until=claimed_until))
+        _LEASE.take(session, claimed_by, claimed_until, now,
+                    host.id.in_(ids), due)
         return len(ids), _claimed_hosts(session, claimed_by, ids)
 
 
@@ -270,14 +264,11 @@ def claim_host(host_id, version, claimed_by, claimed_until,
     now = now or timeutils.utcnow()
     host = models.MirrorHost
     with base.writer() as session:
-        claimed = session.execute(
-            sa.update(host)
-            .where(host.id == host_id, host.version == version,
-                   _unclaimed(now))
-            .values(state=states.PENDING,
-                    pending_since=sa.func.coalesce(host.pending_since, now),
-                    claimed_by=claimed_by, claimed_until=claimed_until)
-        ).rowcount
+        claimed = _LEASE.take(
+            session, claimed_by, claimed_until, now,
+            host.id == host_id, host.version == version,
+            state=states.PENDING,
+            pending_since=sa.func.coalesce(host.pending_since, now))
         if not claimed:
             return None
         (record,) = _claimed_hosts(session, claimed_by, [host_id])
@@ -293,11 +284,9 @@ def renew_claims(claimed_by, seconds, now=None):
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    host = models.MirrorHost
     with base.writer() as session:
-        session.execute(sa.update(host).where(
-            host.claimed_by == claimed_by).values(
-            claimed_until=now + datetime.timedelta(seconds=seconds)))
+        _LEASE.renew(session, claimed_by,
+                     now + datetime.timedelta(seconds=seconds))
 
 
 @base.retrying()
@@ -322,7 +311,7 @@ def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
             .where(host.id == host_id, host.version != version)
             .values(state=states.PENDING, next_attempt_at=None,
                     pending_since=sa.func.coalesce(host.pending_since, now),
-                    claimed_by=None, claimed_until=None)).rowcount
+                    **_LEASE.values())).rowcount
         if not overtaken:
             _record_outcome(session, host_id, version, claimed_by, error,
                             retry_at, now)
@@ -341,11 +330,8 @@ def _record_outcome(session, host_id, version, claimed_by, error, retry_at,
         outcome = {'attempts': host.attempts + 1,
                    'last_error': error[:_ERROR_LENGTH],
                    'next_attempt_at': retry_at}
-    session.execute(
-        sa.update(host)
-        .where(host.id == host_id, host.version == version,
-               host.claimed_by == claimed_by)
-        .values(**outcome, claimed_by=None, claimed_until=None))
+    _LEASE.drop(session, claimed_by, host.id == host_id,
+                host.version == version, **outcome)
 
 
 def _host(session, host_id):
@@ -408,7 +394,7 @@ def purge_aggregate(uuid, now=None):
             .where(host.aggregate_id == aggregate_id,
                    sa.or_(host.member.is_(True),
                           host.state == states.PENDING,
-                          sa.not_(_unclaimed(now))))
+                          sa.not_(_LEASE.free(now))))
             .limit(1))
         if busy is not None:
             return False
@@ -420,14 +406,14 @@ def purge_aggregate(uuid, now=None):
 
 
 def count_claims(now=None):
-    """``(alive, dead)`` claims on rows, as ``base.count_leases`` counts
-    them.
+    """``(alive, dead)`` leases on rows, as ``leases.Lease.count``
+    counts them.
 
     :raises: DBError
     """
     now = now or timeutils.utcnow()
     with base.reader() as session:
-        return base.count_leases(session, models.MirrorHost, now)
+        return _LEASE.count(session, now)
 
 
 def get_status():

@@ -115,7 +115,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records', 'node_texts'),
              ('matching', 'migration', 'healthcheck', 'services',
-              'counters'),
+              'counters', 'leases'),
              ('nodes', 'mirror'),
              ('inventory', 'derived'),
              ('reservations', 'node_sync'))
