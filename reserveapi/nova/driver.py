@@ -55,20 +55,24 @@ def class_inventory(row):
     """A host's Placement inventory of one resource class, from its row
     of the service's capacity summary.
 
-    The total is every node of the class. While one is free, nothing is
-    reserved: reporting the nodes other hosts hold would change every
-    host's inventory whenever any host claims, and in a boot storm each
-    of those writes races the boots' allocations on that provider (a
-    generation conflict, a reschedule). Once none is free, reserved is
-    every node not held by this host (Placement already counts this
-    host's own allocations), so that the scheduler picks no host for the
-    class. In between, a host whose last free node another takes first
-    is a real shortage: its reservation's 409 reschedules the boot.
+    The total is every node of the class. While one is free, reserved is
+    the nodes neither free nor held by a reservation (in maintenance,
+    deployed by other means, cleaning): a claim moves a node from free to
+    held and changes nothing here. Reporting the nodes other hosts hold
+    too would change every host's inventory whenever any host claims, and
+    in a boot storm each of those writes races the boots' allocations on
+    that provider (a generation conflict, a reschedule). Once none is
+    free, reserved is every node not held by this host (Placement already
+    counts this host's own allocations), so that the scheduler picks no
+    host for the class. In between, a host whose last free node another
+    takes first is a real shortage: its reservation's 409 reschedules the
+    boot.
     """
-    held_elsewhere = (row['total'] - row['available']
-                      - row.get('reserved_by_host', 0))
-    return {'total': row['total'],
-            'reserved': 0 if row['available'] else max(held_elsewhere, 0),
+    unusable = row['total'] - row['available'] - row.get('reserved', 0)
+    if not row['available']:
+        unusable = (row['total'] - row['available']
+                    - row.get('reserved_by_host', 0))
+    return {'total': row['total'], 'reserved': max(unusable, 0),
             'min_unit': 1, 'max_unit': 1, 'step_size': 1,
             'allocation_ratio': 1.0}
 

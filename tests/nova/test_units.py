@@ -208,9 +208,9 @@ class TestOperatorTools(test.NoDBTestCase):
 
 
 class TestClassInventory(test.NoDBTestCase):
-    """What a host reports of a resource class: the whole class, nothing
-    reserved while a node is free, every node held elsewhere once none
-    is."""
+    """What a host reports of a resource class: the whole class; while a
+    node is free, reserved only what no reservation holds, the same
+    whoever claims; every node held elsewhere once none is free."""
 
     def _row(self, available, by_host):
         return {'resource_class': 'CUSTOM_GOLD', 'total': 10,
@@ -226,6 +226,11 @@ class TestClassInventory(test.NoDBTestCase):
                                    ['total'],
                                    driver.class_inventory(self._row(1, 2))
                                    ['reserved']))
+
+    def test_nodes_no_reservation_holds_are_reserved(self):
+        # Two in maintenance (say): neither free nor held.
+        row = dict(self._row(3, 2), reserved=5)
+        self.assertEqual(2, driver.class_inventory(row)['reserved'])
 
     def test_none_free_leaves_room_for_no_boot(self):
         for by_host in (0, 3, 10):
