@@ -92,7 +92,8 @@ class TestAutoincLockLost(base.BaseTestCase):
                           self._raise_in_a_transaction, other)
 
 
-class TestRetries(base.BaseTestCase):
+class _RetryTestCase(base.BaseTestCase):
+    """Retries without their pauses (recorded), and the log they write."""
 
     def setUp(self):
         super().setUp()
@@ -101,6 +102,9 @@ class TestRetries(base.BaseTestCase):
             'reserveapi.db.base.time.sleep', self.pauses.append))
         self.log = self.useFixture(fixtures.FakeLogger(
             level=logging.DEBUG, format='%(levelname)s %(name)s %(message)s'))
+
+
+class TestRetries(_RetryTestCase):
 
     def _losing(self, times):
         calls = []
@@ -211,17 +215,9 @@ class TestRetries(base.BaseTestCase):
         self.assertEqual(1, len(calls))
 
 
-class TestPersistentRetries(base.BaseTestCase):
+class TestPersistentRetries(_RetryTestCase):
     """A write that must not be lost is run again whatever the database
     answers, for a few seconds, with the same policy."""
-
-    def setUp(self):
-        super().setUp()
-        self.pauses = []
-        self.useFixture(fixtures.MonkeyPatch(
-            'reserveapi.db.base.time.sleep', self.pauses.append))
-        self.log = self.useFixture(fixtures.FakeLogger(
-            level=logging.DEBUG, format='%(levelname)s %(name)s %(message)s'))
 
     def _failing(self, errors):
         calls = []
