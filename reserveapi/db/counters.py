@@ -14,17 +14,24 @@
 writes that count their nodes by statement instead of by row.
 
 Triggers keep the counters (migration 0007), whatever code path writes a
-node. On PostgreSQL they are statement triggers, set-based already. On
-MariaDB/MySQL they can only be row triggers: an upsert per counter table
-per node, five to twenty times a bulk change's own cost (a sync of
-100,000 changed nodes: 126 s against 20 s without them). There a bulk
-write of this release runs ``counted_by_statement``: in its transaction,
-with the nodes locked, their contribution is taken out in one statement
-per counter table, the rows are written with the triggers told to stand
-aside (a session variable, set for that connection only and only for the
-window), and the contribution of the nodes as written is added back.
-Any other writer, an older release's included, is still counted by the
-triggers, row by row.
+node. On MariaDB/MySQL they can only be row triggers: an upsert per
+counter table per node, five to twenty times a bulk change's own cost (a
+sync of 100,000 changed nodes: 126 s against 20 s without them). On
+PostgreSQL they are statement triggers, set-based, cheap for a sync's
+10,000-row statements; but each statement's trigger joins its rows with
+the whole of ``node_traits``, so many small statements (a refresh of a
+million flags, 1,000 at a time) cost minutes.
+
+Those bulk writes run ``counted_by_statement``: in their transaction,
+with the nodes locked, what the nodes count is read, the rows are
+written with the triggers told to stand aside (a session variable on
+MariaDB/MySQL, a transaction-local setting on PostgreSQL, migrations
+0012 and 0013: that connection only, that window only), what the nodes
+as written count is read, and the difference is added to the counters
+in one statement per counter table, last: other writers wait on a
+counter row for those few statements, not for the whole write. Any
+other writer, an older release's included, is still counted by the
+triggers.
 """
 
 import contextlib
@@ -41,6 +48,14 @@ BULK_VARIABLE = '@reserveapi_counted_by_statement'
 """Set (to 1) on a MariaDB/MySQL connection while its bulk write counts
 its nodes itself: the row triggers of migration 0012 then add nothing."""
 
+BULK_SETTING = 'reserveapi.counted_by_statement'
+"""Set (to 1, for the transaction) on a PostgreSQL connection while its
+bulk write counts its nodes itself: the triggers of migration 0013 then
+add nothing."""
+
+ROWS_PER_STATEMENT = 1000
+"""Counter rows written per statement."""
+
 ID_CHUNK = 10000
 """Node ids per statement that counts them."""
 
@@ -53,6 +68,14 @@ def _partition(node):
 
 def _slot(node):
     return (node.id % models.SUMMARY_SLOTS).label('slot')
+
+
+def of_nodes(node_ids):
+    """The clauses selecting the nodes ``node_ids``: their range too, by
+    which the database reads them by key, whatever it guesses of a long
+    list of values."""
+    return (models.Node.id.between(min(node_ids), max(node_ids)),
+            models.Node.id.in_(node_ids))
 
 
 def contributions(node_ids=None, sign=1):
@@ -72,7 +95,7 @@ def contributions(node_ids=None, sign=1):
 
     def only(query):
         if node_ids is not None:
-            query = query.where(node.id.in_(node_ids))
+            query = query.where(*of_nodes(node_ids))
         return query
 
     free = sa.and_(node.schedulable, sa.not_(node.reserved))
@@ -112,11 +135,15 @@ def add(session, table, select):
     column name) to the counter rows of the same key, in one statement.
     Returns the rows it wrote."""
     names = [column.name for column in select.selected_columns]
+    dialect = session.get_bind().dialect.name
+    return _upsert(session, table, names,
+                   _INSERTS[dialect](table).from_select(names, select))
+
+
+def _upsert(session, table, names, insert):
     keys = [name for name in names if name in table.primary_key.columns]
     values = [name for name in names if name not in keys]
-    dialect = session.get_bind().dialect.name
-    insert = _INSERTS[dialect](table).from_select(keys + values, select)
-    if dialect == 'mysql':
+    if session.get_bind().dialect.name == 'mysql':
         statement = insert.on_duplicate_key_update(
             {name: table.c[name] + insert.inserted[name] for name in values})
     else:
@@ -127,23 +154,71 @@ def add(session, table, select):
     return session.execute(statement).rowcount
 
 
-def _count(session, node_ids, sign):
-    for ids in base.chunks(sorted(node_ids), ID_CHUNK):
-        for table, select in contributions(ids, sign):
-            add(session, table, select)
+class _Tally:
+    """What a set of nodes counts, per counter table and key, summed as
+    it is read in chunks of ids."""
+
+    def __init__(self):
+        self.tables = {}
+
+    def read(self, session, node_ids, sign):
+        # MariaDB/MySQL read the transaction's snapshot, which can be
+        # older than the locked rows: a locking read reads them as they
+        # are (PostgreSQL's statements read what is committed).
+        locking = session.get_bind().dialect.name == 'mysql'
+        for ids in base.chunks(sorted(node_ids), ID_CHUNK):
+            for table, select in contributions(ids, sign):
+                if locking:
+                    select = select.with_for_update(read=True)
+                names = [column.name for column in select.selected_columns]
+                width = len(table.primary_key.columns)
+                _table, _names, rows = self.tables.setdefault(
+                    table.name, (table, names, {}))
+                for row in session.execute(select):
+                    key, values = tuple(row[:width]), row[width:]
+                    total = rows.setdefault(key, [0] * len(values))
+                    for index, value in enumerate(values):
+                        total[index] += int(value or 0)
+
+    def add_to(self, session):
+        """Add the tally to the counters, in key order (the order every
+        writer locks counter rows in), leaving out keys that net to
+        nothing."""
+        dialect = session.get_bind().dialect.name
+        for name in sorted(self.tables):
+            table, names, rows = self.tables[name]
+            changed = [dict(zip(names, key + tuple(values), strict=True))
+                       for key, values in sorted(rows.items())
+                       if any(values)]
+            for chunk in base.chunks(changed, ROWS_PER_STATEMENT):
+                _upsert(session, table, names,
+                        _INSERTS[dialect](table).values(chunk))
 
 
 def _lock(session, node_ids):
     node = models.Node
     for ids in base.chunks(sorted(node_ids), ID_CHUNK):
-        session.execute(sa.select(node.id).where(node.id.in_(ids))
+        session.execute(sa.select(node.id).where(*of_nodes(ids))
                         .with_for_update())
 
 
-def by_statement(session):
-    """Whether bulk writes in ``session`` count their nodes themselves:
-    on MariaDB/MySQL, whose triggers count row by row."""
-    return session.get_bind().dialect.name == 'mysql'
+def by_statement(session, many_statements=False):
+    """Whether a bulk write in ``session`` counts its nodes itself: on
+    MariaDB/MySQL, whose triggers count row by row; on PostgreSQL too
+    for a write of ``many_statements`` (see the module's docstring)."""
+    dialect = session.get_bind().dialect.name
+    return dialect == 'mysql' or (many_statements
+                                  and dialect == 'postgresql')
+
+
+def _stand_aside(session, on):
+    """Tell the triggers on this connection to stand aside, or not."""
+    if session.get_bind().dialect.name == 'mysql':
+        session.execute(sa.text('SET %s = %s' % (
+            BULK_VARIABLE, '1' if on else 'NULL')))
+    else:
+        session.execute(sa.select(sa.func.set_config(
+            BULK_SETTING, '1' if on else '', True)))
 
 
 _WINDOW = 'reserveapi_counted_by_statement'
@@ -152,34 +227,37 @@ ids."""
 
 
 @contextlib.contextmanager
-def counted_by_statement(session, node_ids):
+def counted_by_statement(session, node_ids, many_statements=False):
     """A window of ``session``'s transaction in which nodes are written
     in bulk and counted by statement (see the module's docstring).
 
     ``node_ids``: the existing nodes the window will change or delete;
-    they are locked, and their contribution taken out, before it opens.
+    they are locked, and what they count is read, before it opens.
     Yields a list: the caller appends the ids of the nodes it inserts.
-    When it closes, the contribution of every node of both lists still
-    there is added. Nothing else may be written to ``nodes`` or
-    ``node_traits`` in the window: no trigger counts it. A window opened
-    inside another is the outer one (its nodes must be the outer one's).
-    Elsewhere than on MariaDB/MySQL, a plain window: the triggers count.
+    When it closes, what the nodes of both lists still there count is
+    read, and the difference added to the counters. Nothing else may be
+    written to ``nodes`` or ``node_traits`` in the window: no trigger
+    counts it. A window opened inside another is the outer one (its
+    nodes must be the outer one's). Where the write does not count by
+    statement (see by_statement), a plain window: the triggers count.
     """
     if session.info.get(_WINDOW) is not None:
         yield session.info[_WINDOW]
         return
     inserted = []
-    if not by_statement(session):
+    if not by_statement(session, many_statements):
         yield inserted
         return
     _lock(session, node_ids)
-    _count(session, node_ids, -1)
-    session.execute(sa.text('SET %s = 1' % BULK_VARIABLE))
+    tally = _Tally()
+    tally.read(session, node_ids, -1)
+    _stand_aside(session, True)
     session.info[_WINDOW] = inserted
     try:
         yield inserted
     finally:
         del session.info[_WINDOW]
-        # If this fails the connection is gone, and the variable with it.
-        session.execute(sa.text('SET %s = NULL' % BULK_VARIABLE))
-    _count(session, set(node_ids) | set(inserted), 1)
+        # If this fails the connection is gone, and the setting with it.
+        _stand_aside(session, False)
+    tally.read(session, set(node_ids) | set(inserted), 1)
+    tally.add_to(session)

@@ -81,15 +81,18 @@ def refresh_flags(session, node_ids=None):
 
     The wrong ones are found first, then rewritten a chunk at a time:
     whatever their number, no statement's triggers add up more than a
-    chunk of changed rows, and on MariaDB/MySQL they are counted by
-    statement (db/counters.py). Computed from the same clauses the
+    chunk of changed rows. They are counted by statement on MariaDB/MySQL,
+    and on PostgreSQL too when there is more than one chunk, whose
+    statement triggers would each join a chunk with the whole of
+    ``node_traits`` (db/counters.py). Computed from the same clauses the
     matcher's SQL uses, so the two cannot disagree.
     """
     if node_ids is not None and not node_ids:
         return
     node = models.Node
     wrong = sorted(_wrong_flags(session, node_ids))
-    with counters.counted_by_statement(session, wrong):
+    with counters.counted_by_statement(
+            session, wrong, many_statements=len(wrong) > base.CHUNK):
         for ids in base.chunks(wrong):
             for column, value in _flags().items():
                 # Derived flags are not an inventory change: updated_at

@@ -28,11 +28,14 @@ each timed as one transaction:
 * ``sync add``, ``sync change``, ``sync remove``: node_sync.sync_nodes,
   the product's sync path, adding N nodes, then changing every one
   (memory and traits), then removing them all;
-* ``refresh all``, ``longest statement``: with ``--refresh``, after the
-  insert, every node's ``schedulable`` flag made wrong behind the
-  triggers' back, then ``nodes.refresh_flags(session)`` (every node) in
-  one transaction: its seconds and its longest statement's, the time
-  the other writers could wait on one statement (issue 37);
+* ``refresh all``, ``longest statement``, ``counter wait``: with
+  ``--refresh``, after the insert, every node's ``schedulable`` flag
+  made wrong behind the triggers' back, then
+  ``nodes.refresh_flags(session)`` (every node) in one transaction: its
+  seconds, its longest statement's, and the longest a writer of the
+  counters (as a claim is) waited meanwhile: a connection of its own
+  locks every capacity counter row, in key order, then commits, again
+  and again (issue 37);
 * ``claim p50 ms``, ``claim p99 ms``: between the change and the removal,
   ``--claims`` reservations made and released one after the other
   through reservations.reserve and release (in-process, no HTTP): what
@@ -51,6 +54,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -188,7 +192,8 @@ WRONG_FLAGS = {
 
 
 def _refresh_all(results, kind, engine):
-    """Time refresh_flags over every node, and its longest statement."""
+    """Time refresh_flags over every node, its longest statement, and
+    the longest a counter writer waited meanwhile."""
     from reserveapi.db import base as db_base
     from reserveapi.db import nodes as db_nodes
     _sql(engine, *WRONG_FLAGS[kind])
@@ -201,17 +206,42 @@ def _refresh_all(results, kind, engine):
         longest[0] = max(longest[0],
                          time.perf_counter() - conn.info['bench_started'])
 
-    sa.event.listen(engine, 'before_cursor_execute', before)
-    sa.event.listen(engine, 'after_cursor_execute', after)
-    try:
-        def refresh():
-            with db_base.writer() as session:
+    def refresh():
+        with db_base.writer() as session:
+            sa.event.listen(engine, 'before_cursor_execute', before)
+            sa.event.listen(engine, 'after_cursor_execute', after)
+            try:
                 db_nodes.refresh_flags(session)
+            finally:
+                sa.event.remove(engine, 'before_cursor_execute', before)
+                sa.event.remove(engine, 'after_cursor_execute', after)
+
+    done = threading.Event()
+    waits = []
+    prober = threading.Thread(target=_lock_counters_until,
+                              args=(engine, done, waits))
+    prober.start()
+    try:
         _timed(results, 'refresh all', refresh)
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', before)
-        sa.event.remove(engine, 'after_cursor_execute', after)
+        done.set()
+        prober.join()
     results['longest statement'] = round(longest[0], 2)
+    results['counter wait'] = round(max(waits, default=0.0), 2)
+
+
+def _lock_counters_until(engine, done, waits):
+    """Lock every capacity counter row, as a claim locks one, until
+    ``done``; each time's wait into ``waits``."""
+    while not done.is_set():
+        with engine.connect() as connection:
+            start = time.perf_counter()
+            connection.exec_driver_sql(
+                'SELECT slot FROM capacity_counters ORDER BY shard, '
+                'conductor_group, resource_class, slot FOR UPDATE').all()
+            waits.append(time.perf_counter() - start)
+            connection.rollback()
+        done.wait(0.05)
 
 
 def run_one(kind, triggers, count, sync, claims, refresh=False):

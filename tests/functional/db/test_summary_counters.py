@@ -27,6 +27,7 @@ import datetime
 import random
 import uuid
 
+import fixtures
 from oslo_utils import timeutils
 import sqlalchemy as sa
 import testtools
@@ -298,26 +299,35 @@ class TestConcurrentSummaryCounters(_SummaryTestCase):
 
 
 class TestCountedByStatement(_SummaryTestCase):
-    """MariaDB's bulk writes count their nodes by statement while its row
-    triggers stand aside (db/counters.py, migration 0012); any other
+    """Bulk writes count their nodes by statement while the triggers
+    stand aside (db/counters.py, migrations 0012 and 0013): on
+    MariaDB/MySQL always, on PostgreSQL for many statements; any other
     write is still counted by the triggers."""
 
-    scenarios = [base.MYSQL]
+    scenarios = [base.MYSQL, base.POSTGRESQL]
 
-    def _variable(self, session):
-        return session.scalar(sa.text('SELECT %s' % counters.BULK_VARIABLE))
+    def _standing_aside(self, session):
+        if session.get_bind().dialect.name == 'mysql':
+            return session.scalar(sa.text(
+                'SELECT %s' % counters.BULK_VARIABLE)) == 1
+        return session.scalar(sa.select(sa.func.current_setting(
+            counters.BULK_SETTING, True))) == '1'
+
+    def _window(self, session, ids):
+        return counters.counted_by_statement(session, ids,
+                                             many_statements=True)
 
     def test_triggers_stand_aside_only_in_the_window(self):
         _Actions(3).sync()
         node = models.Node
         with db_base.writer() as session:
             first = session.scalar(sa.select(sa.func.min(node.id)))
-            with counters.counted_by_statement(session, []):
-                self.assertEqual(1, self._variable(session))
+            with self._window(session, []):
+                self.assertTrue(self._standing_aside(session))
                 # Not told to the window: nobody counts it.
                 session.execute(sa.update(node).where(node.id == first)
                                 .values(memory_mb=node.memory_mb + 1))
-            self.assertIsNone(self._variable(session))
+            self.assertFalse(self._standing_aside(session))
         self.assertEqual(1, derived.check_counters().found)
         # Outside a window the triggers count: repaired, then a write
         # of the same kind stays exact.
@@ -333,7 +343,7 @@ class TestCountedByStatement(_SummaryTestCase):
         node = models.Node
         with db_base.writer() as session:
             ids = list(session.scalars(sa.select(node.id).limit(5)))
-            with counters.counted_by_statement(session, ids):
+            with self._window(session, ids):
                 session.execute(sa.update(node).where(node.id.in_(ids))
                                 .values(cpus=node.cpus + 3))
         self.assertEqual(0, derived.check_counters().found)
@@ -343,6 +353,46 @@ class TestCountedByStatement(_SummaryTestCase):
         _Actions(5).sync()
         with db_base.writer() as session:
             with testtools.ExpectedException(RuntimeError):
-                with counters.counted_by_statement(session, []):
+                with self._window(session, []):
                     raise RuntimeError('a failed write')
-            self.assertIsNone(self._variable(session))
+            self.assertFalse(self._standing_aside(session))
+
+    def test_counter_rows_are_written_when_the_window_closes(self):
+        """Other writers never wait on a counter row for the window's
+        writes: its counters are written last, in a few statements."""
+        _Actions(6).sync()
+        node = models.Node
+        counter = models.CapacityCounter
+        with db_base.writer() as session:
+            ids = list(session.scalars(sa.select(node.id)))
+            with self._window(session, ids):
+                session.execute(sa.update(node).where(node.id.in_(ids))
+                                .values(memory_mb=node.memory_mb + 1))
+                with self.engine.connect() as other:
+                    # NOWAIT: an error if the window held the row.
+                    other.execute(sa.select(counter.slot).with_for_update(
+                        nowait=True)).all()
+                    other.rollback()
+        self.assertEqual(0, derived.check_counters().found)
+        self.assertSummaryExact()
+
+    def test_many_statements_only_on_postgresql(self):
+        """PostgreSQL's statement triggers count a few large statements
+        themselves: the window stands them aside only when asked to."""
+        _Actions(7).sync()
+        with db_base.writer() as session:
+            with counters.counted_by_statement(session, []):
+                self.assertEqual(
+                    self.engine.dialect.name == 'mysql',
+                    self._standing_aside(session))
+
+    def test_refresh_of_many_chunks_is_counted(self):
+        _Actions(8).sync()
+        self.useFixture(fixtures.MockPatchObject(db_base, 'CHUNK', 2))
+        with db_base.writer() as session:
+            session.execute(sa.update(models.Node).values(
+                schedulable=sa.not_(models.Node.schedulable)))
+        with db_base.writer() as session:
+            db_nodes.refresh_flags(session)
+        self.assertEqual(0, derived.check_counters().found)
+        self.assertSummaryExact()
