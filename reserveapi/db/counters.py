@@ -161,15 +161,23 @@ class _Tally:
     def __init__(self):
         self.tables = {}
 
-    def read(self, session, node_ids, sign):
+    def read(self, session, node_ids, sign, inserted=False):
+        """Add what ``node_ids`` count, times ``sign``; ``inserted``:
+        nodes this transaction inserted, which no one else can see."""
         # MariaDB/MySQL read the transaction's snapshot, which can be
         # older than the locked rows: a locking read reads them as they
-        # are (PostgreSQL's statements read what is committed).
-        locking = session.get_bind().dialect.name == 'mysql'
+        # are (PostgreSQL's statements read what is committed). It locks
+        # every row it reads: by key, nodes first, it reads only these
+        # nodes and their traits, not (and so never holds) a claimed
+        # node's row.
+        locking = (not inserted
+                   and session.get_bind().dialect.name == 'mysql')
         for ids in base.chunks(sorted(node_ids), ID_CHUNK):
             for table, select in contributions(ids, sign):
                 if locking:
-                    select = select.with_for_update(read=True)
+                    select = select.with_hint(
+                        models.Node, 'FORCE INDEX (PRIMARY)').prefix_with(
+                            'STRAIGHT_JOIN').with_for_update(read=True)
                 names = [column.name for column in select.selected_columns]
                 width = len(table.primary_key.columns)
                 _table, _names, rows = self.tables.setdefault(
@@ -259,5 +267,6 @@ def counted_by_statement(session, node_ids, many_statements=False):
         del session.info[_WINDOW]
         # If this fails the connection is gone, and the setting with it.
         _stand_aside(session, False)
-    tally.read(session, set(node_ids) | set(inserted), 1)
+    tally.read(session, node_ids, 1)
+    tally.read(session, set(inserted) - set(node_ids), 1, inserted=True)
     tally.add_to(session)
