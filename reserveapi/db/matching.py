@@ -14,9 +14,10 @@
 checks every rule, the candidate batches, and the counts that explain an
 empty match.
 
-The clauses here are also what the derived ``schedulable`` flag, the
-claim's re-check and the capacity counts are computed from, so that no
-two places can disagree on what an eligible node is.
+The eligibility clauses are derived from common/eligibility.py, as the
+matcher's checks are; they are also what the derived ``schedulable``
+flag, the claim's re-check and the capacity counts are computed from,
+so that no two places can disagree on what an eligible node is.
 """
 
 import collections
@@ -25,7 +26,7 @@ import functools
 
 import sqlalchemy as sa
 
-from reserveapi.common import states
+from reserveapi.common import eligibility
 from reserveapi.db import base
 from reserveapi.db import models
 from reserveapi.db import node_texts
@@ -76,18 +77,30 @@ def has_live_reservation():
     return sa.exists().where(live_reservation_join())
 
 
+_NODE_TESTS = {
+    eligibility.EQUALS: lambda column, rule: column == rule.value,
+    eligibility.IS_SET: lambda column, rule: column.is_not(None),
+    eligibility.IS_UNSET: lambda column, rule: column.is_(None),
+    eligibility.FALSE: lambda column, rule: sa.not_(column),
+}
+"""Each test of a node-state rule as SQL over the column of its field
+(the inventory stores an empty text as NULL)."""
+
+
 def eligible_clauses():
-    """The eligibility rules, each a (criterion name, clause) pair."""
-    node = models.Node
-    return [
-        ('provision_state', node.provision_state == states.AVAILABLE),
-        ('power_state', node.power_state.is_not(None)),
-        ('maintenance', sa.not_(node.maintenance)),
-        ('retired', sa.not_(node.retired)),
-        ('instance_uuid', node.instance_uuid.is_(None)),
-        ('stale', node.stale_since.is_(None)),
-        ('reserved', sa.not_(has_live_reservation())),
-    ]
+    """The criteria common/eligibility.py has SQL decide from the node
+    alone (its row, its live reservation), each a (criterion name,
+    clause) pair, in the matcher's order."""
+    clauses = []
+    for criterion in eligibility.CRITERIA:
+        if criterion.sql == eligibility.NODE:
+            rule = criterion.rule
+            clauses.append((criterion.name, _NODE_TESTS[rule.test](
+                getattr(models.Node, rule.field), rule)))
+        elif criterion.sql == eligibility.RESERVATION:
+            clauses.append((criterion.name,
+                            sa.not_(has_live_reservation())))
+    return clauses
 
 
 def free_clauses():
@@ -95,7 +108,7 @@ def free_clauses():
     their own way (a join, the derived flag, a unique constraint).
     """
     return [clause for name, clause in eligible_clauses()
-            if name != 'reserved']
+            if eligibility.BY_NAME[name].sql != eligibility.RESERVATION]
 
 
 def _literal(value, encode=None):
@@ -116,7 +129,9 @@ def filter_clauses(node_filter, value=_literal):
 
 
 def _request_clauses(node_filter, value):
-    """What ``node_filter`` asks beyond eligibility (see filter_clauses)."""
+    """What ``node_filter`` asks beyond eligibility (see filter_clauses),
+    each clause named after the REQUEST criterion of common/eligibility.py
+    it narrows (``criterion:item`` for one trait or capability)."""
     node = models.Node
     f = node_filter
     clauses = []

@@ -22,6 +22,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 
+from reserveapi.common import node_fields
+
 TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 # Microseconds on MariaDB/MySQL too, whose DATETIME keeps whole seconds
 # unless told otherwise: ordering, expiry and claims need them.
@@ -39,6 +41,12 @@ class TimestampMixin:
                            default=timeutils.utcnow)
     updated_at = sa.Column(DateTime, nullable=True,
                            onupdate=timeutils.utcnow)
+
+
+def _copied(name):
+    """The type of a node's string column copied from the inventory: as
+    wide as common/node_fields.py declares it."""
+    return sa.String(node_fields.max_length(name))
 
 
 class Node(TimestampMixin, Base):
@@ -59,22 +67,22 @@ class Node(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = sa.Column(sa.String(36), nullable=False)
-    name = sa.Column(sa.String(255), nullable=True, index=True)
-    resource_class = sa.Column(sa.String(255), nullable=True)
+    uuid = sa.Column(_copied('uuid'), nullable=False)
+    name = sa.Column(_copied('name'), nullable=True, index=True)
+    resource_class = sa.Column(_copied('resource_class'), nullable=True)
     memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
     cpus = sa.Column(sa.Integer, nullable=False, default=0)
     local_gb = sa.Column(sa.Integer, nullable=False, default=0)
-    cpu_arch = sa.Column(sa.String(64), nullable=True)
-    provision_state = sa.Column(sa.String(32), nullable=True)
-    power_state = sa.Column(sa.String(32), nullable=True)
+    cpu_arch = sa.Column(_copied('cpu_arch'), nullable=True)
+    provision_state = sa.Column(_copied('provision_state'), nullable=True)
+    power_state = sa.Column(_copied('power_state'), nullable=True)
     maintenance = sa.Column(sa.Boolean, nullable=False, default=False)
     retired = sa.Column(sa.Boolean, nullable=False, default=False)
-    instance_uuid = sa.Column(sa.String(36), nullable=True)
-    conductor_group = sa.Column(sa.String(255), nullable=True)
-    shard = sa.Column(sa.String(255), nullable=True)
-    owner = sa.Column(sa.String(255), nullable=True)
-    lessee = sa.Column(sa.String(255), nullable=True)
+    instance_uuid = sa.Column(_copied('instance_uuid'), nullable=True)
+    conductor_group = sa.Column(_copied('conductor_group'), nullable=True)
+    shard = sa.Column(_copied('shard'), nullable=True)
+    owner = sa.Column(_copied('owner'), nullable=True)
+    lessee = sa.Column(_copied('lessee'), nullable=True)
     vanished = sa.Column(sa.Boolean, nullable=False, default=False)
     synced_at = sa.Column(DateTime, nullable=True)
     # Derived flags that lead the best-fit index, so that finding a node
@@ -115,7 +123,7 @@ class NodeTrait(Base):
     __table_args__ = (TABLE_ARGS,)
 
     node_id = sa.Column(sa.Integer, primary_key=True)
-    trait = sa.Column(sa.String(255), primary_key=True)
+    trait = sa.Column(sa.String(node_fields.ITEM_LENGTH), primary_key=True)
 
 
 class NodeCapability(Base):
@@ -125,8 +133,8 @@ class NodeCapability(Base):
     __table_args__ = (TABLE_ARGS,)
 
     node_id = sa.Column(sa.Integer, primary_key=True)
-    key = sa.Column(sa.String(255), primary_key=True)
-    value = sa.Column(sa.String(255), nullable=False)
+    key = sa.Column(sa.String(node_fields.ITEM_LENGTH), primary_key=True)
+    value = sa.Column(sa.String(node_fields.ITEM_LENGTH), nullable=False)
 
 
 class Reservation(TimestampMixin, Base):
@@ -175,11 +183,13 @@ SUMMARY_SLOTS``, so that concurrent claims (and Galera writers) seldom
 update the same row; a reader sums the slots."""
 
 
-def _summary_key(name, length=255):
-    """A key column of the node summary: the partition's shard and
+def _summary_key(name, length=None):
+    """A key column of the node summary, as wide as the node's field of
+    that name unless ``length`` is given: the partition's shard and
     conductor group are '' where the node's are NULL (the inventory
     stores an empty value as NULL, so '' is never a value of its own)."""
-    return sa.Column(name, sa.String(length), primary_key=True)
+    return sa.Column(name, sa.String(length or node_fields.max_length(name)),
+                     primary_key=True)
 
 
 class CapacityCounter(Base):
@@ -213,7 +223,7 @@ class FreeTraitCounter(Base):
 
     shard = _summary_key('shard')
     conductor_group = _summary_key('conductor_group')
-    trait = _summary_key('trait')
+    trait = _summary_key('trait', node_fields.ITEM_LENGTH)
     slot = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     node_count = sa.Column(sa.BigInteger, nullable=False)
 
@@ -227,7 +237,7 @@ class CpuArchCounter(Base):
 
     shard = _summary_key('shard')
     conductor_group = _summary_key('conductor_group')
-    cpu_arch = _summary_key('cpu_arch', 64)
+    cpu_arch = _summary_key('cpu_arch')
     slot = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     node_count = sa.Column(sa.BigInteger, nullable=False)
 

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.sql import visitors
 
+from reserveapi.common import eligibility
 from reserveapi.common import exception
 from reserveapi.common import validators
 from reserveapi.db import base
@@ -159,12 +160,13 @@ def new_node_schedulable(values):
 
 
 def _schedulable_clauses(but=()):
-    """What the ``schedulable`` flag stands for: not vanished, and every
-    eligibility rule but the live reservation's (and those named in
+    """What the ``schedulable`` flag stands for: not vanished, and the
+    criteria common/eligibility.py stores in it (but those named in
     ``but``)."""
+    clauses = dict(matching.eligible_clauses())
     return [models.Node.vanished.is_(False)] + [
-        clause for name, clause in matching.eligible_clauses()
-        if name != 'reserved' and name not in but]
+        clauses[name] for name in eligibility.STORED_FLAG
+        if name not in but]
 
 
 def mark_stale_by_uuid(session, node_uuid, now):

@@ -18,13 +18,11 @@ and cannot change behind their back.
 
 import dataclasses
 
+from reserveapi.common import node_fields
 from reserveapi.common import states
 
 # Node columns copied from the inventory as they are.
-NODE_COLUMNS = ('uuid', 'name', 'resource_class', 'memory_mb', 'cpus',
-                'local_gb', 'cpu_arch', 'provision_state', 'power_state',
-                'maintenance', 'retired', 'instance_uuid', 'conductor_group',
-                'shard', 'owner', 'lessee')
+NODE_COLUMNS = node_fields.NAMES
 
 
 @dataclasses.dataclass(frozen=True)

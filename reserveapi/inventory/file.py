@@ -28,19 +28,16 @@ import re
 import yaml
 
 from reserveapi.common import exception
+from reserveapi.common import node_fields
 from reserveapi.common import validators
 from reserveapi.matcher import spec
 
-MAX_LENGTH = 255
-# Columns in reserveapi/db/models.py narrower than MAX_LENGTH.
-_COLUMN_LENGTHS = {'cpu_arch': 64, 'provision_state': 32,
-                   'power_state': 32}
-# The database stores sizes in a signed 32-bit INTEGER.
-MAX_SIZE = 2 ** 31 - 1
-_SIZES = ('memory_mb', 'cpus', 'local_gb')
-_FLAGS = ('maintenance', 'retired')
-_TEXTS = ('name', 'provision_state', 'power_state', 'conductor_group',
-          'shard', 'owner', 'lessee')
+_SIZES = node_fields.named(node_fields.SIZE)
+_FLAGS = node_fields.named(node_fields.FLAG)
+# Texts read as they are: resource_class and cpu_arch have rules of their
+# own (_resource_class, _arch).
+_TEXTS = tuple(name for name in node_fields.named(node_fields.TEXT)
+               if name not in ('resource_class', 'cpu_arch'))
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 CHUNK = 10000
 """Nodes per chunk a document gives its reader (see Document.chunks):
@@ -369,14 +366,14 @@ def normalize(entry):
         node[field] = _flag(entry.get(field), field)
     for field in _TEXTS:
         node[field] = _text(entry.get(field), field,
-                            _COLUMN_LENGTHS.get(field, MAX_LENGTH))
+                            node_fields.max_length(field))
     if node['conductor_group'] is not None:
         # Ironic's groups are case-insensitive, stored lower-case.
         node['conductor_group'] = node['conductor_group'].lower()
     return node
 
 
-def _text(value, field, max_length=MAX_LENGTH):
+def _text(value, field, max_length):
     """A string or None; empty means unset (Ironic's default group is '')."""
     if value is None or value == '':
         return None
@@ -385,7 +382,7 @@ def _text(value, field, max_length=MAX_LENGTH):
     return _printable(value, field, max_length)
 
 
-def _printable(value, field, max_length=MAX_LENGTH):
+def _printable(value, field, max_length=node_fields.ITEM_LENGTH):
     """The API's rule for text: what a database stores, printable."""
     try:
         return validators.text(value, max_length)
@@ -418,9 +415,9 @@ def _size(value, field):
         raise _FieldError(field, 'must be a whole number, not %r' % (value,))
     if value < 0:
         raise _FieldError(field, 'must not be negative, got %d' % value)
-    if value > MAX_SIZE:
+    if value > node_fields.MAX_SIZE:
         raise _FieldError(field, 'must be at most %d, got %d'
-                          % (MAX_SIZE, value))
+                          % (node_fields.MAX_SIZE, value))
     return value
 
 
@@ -433,17 +430,19 @@ def _flag(value, field):
 
 
 def _resource_class(value):
-    name = _text(value, 'resource_class')
+    field = 'resource_class'
+    max_length = node_fields.max_length(field)
+    name = _text(value, field, max_length)
     normalized = spec.normalize_resource_class(name)
-    if normalized is not None and len(normalized) > MAX_LENGTH:
-        raise _FieldError('resource_class', 'is longer than %d characters '
-                          'once normalized to %s' % (MAX_LENGTH, normalized))
+    if normalized is not None and len(normalized) > max_length:
+        raise _FieldError(field, 'is longer than %d characters once '
+                          'normalized to %s' % (max_length, normalized))
     return normalized
 
 
 def _arch(value):
     field = 'properties.cpu_arch'
-    name = _text(value, field, _COLUMN_LENGTHS['cpu_arch'])
+    name = _text(value, field, node_fields.max_length('cpu_arch'))
     try:
         return spec.canonicalize_arch(name)
     except ValueError as error:

@@ -35,8 +35,10 @@ import time
 from oslo_log import log
 from oslo_utils import timeutils
 
+from reserveapi.common import eligibility
 from reserveapi.common import exception
 from reserveapi.common import metrics
+from reserveapi.common import node_fields
 from reserveapi.common import states
 from reserveapi.inventory import file as file_source
 from reserveapi.peers import clients as peers
@@ -51,11 +53,11 @@ API_VERSION = '1.82'
 It also has all else we read: ``traits`` in ``fields`` (1.37), ``owner``
 (1.50), ``retired`` (1.61), ``lessee`` (1.65)."""
 
-FIELDS = ('uuid', 'name', 'resource_class', 'properties', 'traits',
-          'provision_state', 'power_state', 'maintenance', 'retired',
-          'instance_uuid', 'conductor_group', 'shard', 'owner', 'lessee')
-"""What the inventory keeps of a node (``fields=allocation_uuid`` would
-even be a 500 in Ironic 39)."""
+FIELDS = tuple(field.name for field in node_fields.FIELDS
+               if not field.in_properties) + ('properties', 'traits')
+"""What the inventory keeps of a node, as Ironic's API names it: the
+sizes, cpu_arch and capabilities come in ``properties``
+(``fields=allocation_uuid`` would even be a 500 in Ironic 39)."""
 
 FIRST_CHANGES_PAGE = 50
 """An incremental pass starts with a page this small (a quiet cloud
@@ -446,17 +448,14 @@ def _node_dict(node):
 
 def _unusable(node, instance_uuid):
     """Why a node Ironic just answered with (normalized) cannot be
-    reserved for ``instance_uuid``, or None."""
+    reserved for ``instance_uuid``, or None: claimed by another instance,
+    or failing a rule common/eligibility.py re-checks after a claim."""
     if node['instance_uuid'] != instance_uuid:
         return 'claimed by instance %s' % node['instance_uuid']
-    if node['provision_state'] != states.AVAILABLE:
-        return 'provision state is %s' % node['provision_state']
-    if node['maintenance']:
-        return 'in maintenance'
-    if node['retired']:
-        return 'retired'
-    if node['power_state'] is None:
-        return 'power state unknown'
+    for rule in eligibility.AFTER_CLAIM:
+        value = node[rule.field]
+        if not eligibility.passes(rule)(value):
+            return eligibility.worded(rule.claim_miss or rule.miss, value)
     return None
 
 

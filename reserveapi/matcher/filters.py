@@ -12,15 +12,15 @@
 
 """Pure predicates deciding whether one node can serve a request spec.
 
-Each criterion is named so that a refusal can say which rule eliminated
-how many nodes.  The SQL layer may pre-filter on the same rules; these
-predicates are the definition and re-check every candidate.
+The criteria, their order and the node-state rules are declared in
+``common/eligibility.py``, from which the SQL layer derives its clauses
+too; here each gets its check, and these checks decide every candidate.
 """
 
 import dataclasses
 import typing
 
-from reserveapi.common import states
+from reserveapi.common import eligibility
 from reserveapi.common import validators
 from reserveapi.matcher import spec as spec_mod
 
@@ -74,37 +74,6 @@ def node_capabilities(node):
     stats = {'cpu_arch': node.cpu_arch} if node.cpu_arch else {}
     stats.update(spec_mod.parse_capabilities(node.capabilities))
     return stats
-
-
-def _provision_state(spec, node, context):
-    if node.provision_state != states.AVAILABLE:
-        return Miss('provision state is %s' % node.provision_state)
-
-
-def _power_state(spec, node, context):
-    if node.power_state is None:
-        return Miss('power state is unknown')
-
-
-def _maintenance(spec, node, context):
-    if node.maintenance:
-        return Miss('in maintenance')
-
-
-def _retired(spec, node, context):
-    if node.retired:
-        return Miss('retired')
-
-
-def _instance_uuid(spec, node, context):
-    if node.instance_uuid:
-        return Miss('has instance %s' % node.instance_uuid)
-
-
-def _stale(spec, node, context):
-    if node.stale_since is not None:
-        return Miss('released or refused by Ironic since %s; waiting for '
-                    'a sync to read it again' % node.stale_since)
 
 
 def _reserved(spec, node, context):
@@ -209,32 +178,61 @@ def _capabilities(spec, node, context):
                         requirement.key)
 
 
-CRITERIA = tuple(Criterion(*criterion) for criterion in (
-    ('provision_state', _provision_state, "provision_state is 'available'"),
-    ('power_state', _power_state, 'power_state is known'),
-    ('maintenance', _maintenance, 'not in maintenance'),
-    ('retired', _retired, 'not retired'),
-    ('instance_uuid', _instance_uuid, 'no instance_uuid'),
-    ('stale', _stale, 'read again by a sync since it was released or '
-                      'refused by Ironic'),
-    ('reserved', _reserved, 'no live reservation'),
-    ('candidate_nodes', _candidate_nodes,
-     'uuid or name in candidate_nodes, when given'),
-    ('partition', _partition,
-     'in the conductor group and shard requested, when given'),
-    ('owner', _owner,
-     "owner or lessee is the request's project, when either is set"),
-    ('resource_class', _resource_class,
-     'normalized resource class is the requested custom class'),
-    ('cpu_arch', _cpu_arch, "canonical cpu_arch is the image's"),
-    ('memory_mb', _memory_mb, 'enough memory (exactly, with exact_match)'),
-    ('cpus', _cpus, 'enough cpus (exactly, with exact_match)'),
-    ('local_gb', _local_gb, 'local_gb >= root + ephemeral + swap'),
-    ('required_traits', _required_traits, 'has every required trait'),
-    ('forbidden_traits', _forbidden_traits, 'has no forbidden trait'),
-    ('capabilities', _capabilities,
-     'capabilities satisfy every capability requirement'),
-))
+def _rule_check(rule):
+    """The check of a node-state rule of the declaration."""
+    field, passes = rule.field, eligibility.passes(rule)
+
+    def check(spec, node, context):
+        value = getattr(node, field)
+        if not passes(value):
+            return Miss(eligibility.worded(rule.miss, value))
+    return check
+
+
+# The checks of the criteria that are not node-state rules, by name.
+_CHECKS = {
+    'reserved': _reserved,
+    'candidate_nodes': _candidate_nodes,
+    'partition': _partition,
+    'owner': _owner,
+    'resource_class': _resource_class,
+    'cpu_arch': _cpu_arch,
+    'memory_mb': _memory_mb,
+    'cpus': _cpus,
+    'local_gb': _local_gb,
+    'required_traits': _required_traits,
+    'forbidden_traits': _forbidden_traits,
+    'capabilities': _capabilities,
+}
+
+
+def criteria(declared, checks):
+    """The ``declared`` criteria, in their order, each with its check: a
+    node-state rule's generated, the others' from ``checks`` by name.
+
+    :raises: ValueError naming each criterion without a check, check of
+        no criterion and rule with a check of its own.
+    """
+    names = {criterion.name for criterion in declared}
+    ruled = {criterion.name for criterion in declared if criterion.rule}
+    problems = [
+        '%s: %s' % (problem, ', '.join(sorted(found)))
+        for problem, found in (
+            ('no check', names - ruled - set(checks)),
+            ('no criterion declared', set(checks) - names),
+            ('a rule and a check', ruled & set(checks)))
+        if found]
+    if problems:
+        raise ValueError('The matcher disagrees with common/eligibility.py: '
+                         + '; '.join(problems))
+    return tuple(
+        Criterion(criterion.name, _rule_check(criterion.rule)
+                  if criterion.rule else checks[criterion.name],
+                  criterion.description)
+        for criterion in declared)
+
+
+CRITERIA = criteria(eligibility.CRITERIA, _CHECKS)
 
 
 def first_miss(spec, node, context):

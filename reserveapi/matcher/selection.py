@@ -16,36 +16,17 @@ import collections
 import random
 import typing
 
+from reserveapi.common import eligibility
 from reserveapi.matcher import filters
 
 UNSET = '<unset>'
 # How many distinct values of a failed capability a refusal reports.
 CAPABILITY_VALUES_SHOWN = 5
 
-# How each criterion reads in "120 nodes: 80 wrong resource class, ...".
-# Criteria that fail on one trait or capability take it as ``%s``.
-_PHRASES = {
-    'provision_state': 'not available',
-    'power_state': 'in an unknown power state',
-    'maintenance': 'in maintenance',
-    'retired': 'retired',
-    'instance_uuid': 'with an instance',
-    'stale': 'released or refused by Ironic, not read again yet',
-    'reserved': 'reserved',
-    'candidate_nodes': 'not in candidate_nodes',
-    'partition': 'in another partition',
-    'owner': "not the project's",
-    'resource_class': 'wrong resource class',
-    'cpu_arch': 'wrong cpu_arch',
-    'memory_mb': 'wrong memory size',
-    'cpus': 'wrong cpu count',
-    'local_gb': 'too little disk',
-    'required_traits': 'lack trait %s',
-    'forbidden_traits': 'have forbidden trait %s',
-    'capabilities': 'fail capability %s',
-}
+# Criteria in the order the matcher applies them: ties of a refusal's
+# counts, and the order of candidates' exclusions.
 _ORDER = {criterion.name: index
-          for index, criterion in enumerate(filters.CRITERIA)}
+          for index, criterion in enumerate(eligibility.CRITERIA)}
 
 
 def waste(spec, node):
@@ -204,9 +185,13 @@ def _split(key):
 
 
 def _phrase(key):
+    """How a criterion reads in "120 nodes: 80 wrong resource class, ...":
+    its declared phrase, with the trait or capability; a name not
+    declared as it is."""
     name, item = _split(key)
-    phrase = _PHRASES.get(name, name)
-    return phrase % item if '%s' in phrase else phrase
+    criterion = eligibility.BY_NAME.get(name)
+    return (eligibility.worded(criterion.phrase, item)
+            if criterion is not None else name)
 
 
 def _reason_order(entry):

@@ -16,6 +16,7 @@ import random
 
 import testtools
 
+from reserveapi.common import eligibility
 from reserveapi.matcher import filters
 from reserveapi.matcher import operators
 from reserveapi.matcher import selection
@@ -250,9 +251,14 @@ class TestExplain(testtools.TestCase):
             'closest nodes have rare (4), a0 (3), a1 (3), a2 (3), a3 (3)'),
             text)
 
-    def test_every_criterion_has_a_phrase(self):
-        self.assertEqual({criterion.name for criterion in filters.CRITERIA},
-                         set(selection._PHRASES))
+    def test_every_criterion_reads_as_declared(self):
+        for criterion in eligibility.CRITERIA:
+            key = criterion.name + (':CUSTOM_X' if '%s' in criterion.phrase
+                                    else '')
+            self.assertEqual(
+                '1 node: 1 ' + eligibility.worded(criterion.phrase,
+                                                  'CUSTOM_X'),
+                selection.explain(1, {key: 1}, {}))
 
     def test_singular_and_empty(self):
         self.assertEqual('1 node: 1 retired',
