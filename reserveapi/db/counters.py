@@ -27,14 +27,23 @@ with the nodes locked, what the nodes count is read, the rows are
 written with the triggers told to stand aside (a session variable on
 MariaDB/MySQL, a transaction-local setting on PostgreSQL, migrations
 0012 and 0013: that connection only, that window only), what the nodes
-as written count is read, and the difference is added to the counters
-in one statement per counter table, last: other writers wait on a
-counter row for those few statements, not for the whole write. Any
-other writer, an older release's included, is still counted by the
-triggers.
+as written count is read, and the difference is appended to the
+counters. Any other writer, an older release's included, is still
+counted by the triggers.
+
+Appended, not added: a window updates none of the counter rows every
+claim updates, so no other writer waits on one for the rest of its
+transaction (on Galera, a sync holding one was aborted by the first
+claim replicated from another node, and retried whole). Its counts are
+rows of their own, under slots no other writer uses (past
+``models.SUMMARY_SLOTS``; ``slot % SUMMARY_SLOTS`` is still the nodes'
+slot). Readers sum every slot already, an older release's too; ``fold``
+adds the appended rows into the shared ones later, in a transaction of
+its own, short enough to be retried.
 """
 
 import contextlib
+import random
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
@@ -55,6 +64,18 @@ add nothing."""
 
 ROWS_PER_STATEMENT = 1000
 """Counter rows written per statement."""
+
+TABLES = tuple(sorted((models.CapacityCounter.__table__,
+                      models.CpuArchCounter.__table__,
+                      models.FreeTraitCounter.__table__),
+                     key=lambda table: table.name))
+"""The counter tables, in the order writers lock them."""
+
+APPENDS = 2 ** 26
+"""Appended counts go under slots ``SUMMARY_SLOTS * n + slot``, ``n``
+drawn from 1 to APPENDS - 1 (within a signed 32-bit INTEGER): two
+writes seldom draw the same, and if they do they add to the same rows,
+as any two writers of one counter row do."""
 
 ID_CHUNK = 10000
 """Node ids per statement that counts them."""
@@ -188,19 +209,66 @@ class _Tally:
                     for index, value in enumerate(values):
                         total[index] += int(value or 0)
 
-    def add_to(self, session):
-        """Add the tally to the counters, in key order (the order every
-        writer locks counter rows in), leaving out keys that net to
-        nothing."""
-        dialect = session.get_bind().dialect.name
+    def append_to(self, session):
+        """Add the tally to the counters as rows of its own (see the
+        module's docstring), leaving out keys that net to nothing."""
+        offset = models.SUMMARY_SLOTS * random.randrange(1, APPENDS)
         for name in sorted(self.tables):
             table, names, rows = self.tables[name]
-            changed = [dict(zip(names, key + tuple(values), strict=True))
-                       for key, values in sorted(rows.items())
-                       if any(values)]
-            for chunk in base.chunks(changed, ROWS_PER_STATEMENT):
-                _upsert(session, table, names,
-                        _INSERTS[dialect](table).values(chunk))
+            changed = []
+            for key, values in sorted(rows.items()):
+                if any(values):
+                    row = dict(zip(names, key + tuple(values), strict=True))
+                    row['slot'] += offset
+                    changed.append(row)
+            _add_rows(session, table, names, changed)
+
+
+def _add_rows(session, table, names, rows):
+    """Add ``rows`` (dicts by ``names``: keys, then values) to the
+    counter rows of the same key."""
+    dialect = session.get_bind().dialect.name
+    for chunk in base.chunks(rows, ROWS_PER_STATEMENT):
+        _upsert(session, table, names, _INSERTS[dialect](table).values(chunk))
+
+
+@base.retrying()
+def fold():
+    """Add the counts bulk writes appended (see the module's docstring)
+    into the counter rows of their slots, and delete them: one short
+    transaction. Returns how many appended rows it folded.
+
+    :raises: DBError
+    """
+    folded = 0
+    with base.writer() as session:
+        for table in TABLES:
+            key = list(table.primary_key.columns)
+            appended = session.execute(
+                sa.select(table).where(table.c.slot >= models.SUMMARY_SLOTS)
+                .order_by(*key).with_for_update()).all()
+            if not appended:
+                continue
+            names = [column.name for column in table.columns]
+            sums = {}
+            for row in appended:
+                values = dict(row._mapping)
+                values['slot'] %= models.SUMMARY_SLOTS
+                total = sums.setdefault(
+                    tuple(values[column.name] for column in key),
+                    dict.fromkeys(names, 0))
+                for name in names:
+                    total[name] = (values[name] if table.c[name] in key
+                                   else total[name] + values[name])
+            _add_rows(session, table, names,
+                      [sums[key_values] for key_values in sorted(sums)])
+            for chunk in base.chunks(appended, ROWS_PER_STATEMENT):
+                session.execute(sa.delete(table).where(
+                    sa.tuple_(*key).in_([
+                        tuple(row._mapping[column.name] for column in key)
+                        for row in chunk])))
+            folded += len(appended)
+    return folded
 
 
 def _lock(session, node_ids):
@@ -269,4 +337,4 @@ def counted_by_statement(session, node_ids, many_statements=False):
         _stand_aside(session, False)
     tally.read(session, node_ids, 1)
     tally.read(session, set(inserted) - set(node_ids), 1, inserted=True)
-    tally.add_to(session)
+    tally.append_to(session)

@@ -165,7 +165,10 @@ def _difference(table, recount):
     names = [column.name for column in recount.selected_columns]
     keys = [name for name in names if name in table.primary_key.columns]
     values = [name for name in names if name not in keys]
-    stored = sa.select(*[table.c[name] for name in keys], *[
+    # Rows a bulk write appended count in their slot (db/counters.py).
+    stored = sa.select(*[
+        (table.c.slot % models.SUMMARY_SLOTS).label(name) if name == 'slot'
+        else table.c[name] for name in keys], *[
         (-table.c[name]).label(name) for name in values])
     both = sa.union_all(recount, stored).subquery('both_sides')
     sums = [sa.func.sum(both.c[name]).label(name) for name in values]

@@ -180,7 +180,8 @@ class Reservation(TimestampMixin, Base):
 SUMMARY_SLOTS = 16
 """Counter rows per key of the node summary: a node adds to slot ``id %
 SUMMARY_SLOTS``, so that concurrent claims (and Galera writers) seldom
-update the same row; a reader sums the slots."""
+update the same row; a reader sums the slots, those past SUMMARY_SLOTS
+too, where bulk writes append their counts (db/counters.py)."""
 
 
 def _summary_key(name, length=None):

@@ -44,6 +44,7 @@ from reserveapi.common import exception
 from reserveapi.common import lease
 from reserveapi.common import metrics
 import reserveapi.conf
+from reserveapi.db import counters as db_counters
 from reserveapi.db import derived
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import node_sync
@@ -129,9 +130,12 @@ def repair_derived():
     the counters once the window wraps around, repairing what disagrees
     with its source. A node the sync finds unchanged is not rewritten,
     so rows an older release's writer left wrong are found here, a
-    window per pass, however long the inventory stays the same.
+    window per pass, however long the inventory stays the same. First
+    the counts a bulk write appended are folded into the counters
+    (db/counters.py).
     """
     global _repair_after
+    db_counters.fold()
     results, _repair_after = derived.check_nodes(
         _repair_after, REPAIR_WINDOW, repair=True)
     if _repair_after is None:

@@ -213,13 +213,17 @@ class _SummaryTestCase(base.DBTestCase):
                     db_nodes.get_capacity(host, shard, conductor_group,
                                           labels=True),
                     (host, shard, conductor_group))
+        # No count below 0 in any slot, a bulk write's appended rows
+        # (which may be) added to their slot's (db/counters.py).
         with db_base.reader() as session:
-            for table in (models.CapacityCounter, models.FreeTraitCounter,
-                          models.CpuArchCounter):
-                column = getattr(table, 'total', None) or table.node_count
-                self.assertEqual(0, session.scalar(
-                    sa.select(sa.func.count()).select_from(table).where(
-                        column < 0)), table.__tablename__)
+            for table in counters.TABLES:
+                column = table.c.get('total', table.c.get('node_count'))
+                keys = [key if key.name != 'slot'
+                        else key % models.SUMMARY_SLOTS
+                        for key in table.primary_key.columns]
+                self.assertEqual([], session.execute(
+                    sa.select(*keys).group_by(*keys).having(
+                        sa.func.sum(column) < 0)).all(), table.name)
 
 
     def assertNodeTextsExact(self):
@@ -297,6 +301,26 @@ class TestConcurrentSummaryCounters(_SummaryTestCase):
         self.assertSummaryExact()
         self.assertNodeTextsExact()
 
+    def test_concurrent_random_sequences_appending(self):
+        """The same, with folds among the writers (db/counters.py)."""
+        _Actions(100).sync()
+
+        def run(seed):
+            actions = _Actions(seed, syncs=seed == 200)
+            for step in range(self.STEPS):
+                actions.step()
+                if seed == 201 and step % 10 == 0:
+                    counters.fold()
+
+        with concurrent.futures.ThreadPoolExecutor(self.WRITERS) as pool:
+            for future in [pool.submit(run, 200 + seed)
+                           for seed in range(self.WRITERS)]:
+                future.result()
+        self.assertSummaryExact()
+        self.assertEqual(0, derived.check_counters().found)
+        counters.fold()
+        self.assertSummaryExact()
+
 
 class TestCountedByStatement(_SummaryTestCase):
     """Bulk writes count their nodes by statement while the triggers
@@ -357,22 +381,33 @@ class TestCountedByStatement(_SummaryTestCase):
                     raise RuntimeError('a failed write')
             self.assertFalse(self._standing_aside(session))
 
-    def test_counter_rows_are_written_when_the_window_closes(self):
-        """Other writers never wait on a counter row for the window's
-        writes: its counters are written last, in a few statements."""
+    def test_a_window_holds_no_counter_row_another_writer_uses(self):
+        """Other writers never wait on a counter row for a window, nor
+        for the rest of its transaction: it appends its counts."""
         _Actions(6).sync()
         node = models.Node
         counter = models.CapacityCounter
+
+        def lock_every_counter_row():
+            """Each row of the counters' own slots, by its key, as a
+            claim's trigger writes one."""
+            key = list(counter.__table__.primary_key.columns)
+            with self.engine.connect() as other:
+                for row in other.execute(sa.select(*key)).all():
+                    # NOWAIT: an error if the window's transaction held it.
+                    other.execute(sa.select(counter.slot).where(*[
+                        column == value for column, value in zip(
+                            key, row, strict=True)]).with_for_update(
+                                nowait=True)).all()
+                other.rollback()
+
         with db_base.writer() as session:
             ids = list(session.scalars(sa.select(node.id)))
             with self._window(session, ids):
                 session.execute(sa.update(node).where(node.id.in_(ids))
                                 .values(memory_mb=node.memory_mb + 1))
-                with self.engine.connect() as other:
-                    # NOWAIT: an error if the window held the row.
-                    other.execute(sa.select(counter.slot).with_for_update(
-                        nowait=True)).all()
-                    other.rollback()
+                lock_every_counter_row()
+            lock_every_counter_row()
         self.assertEqual(0, derived.check_counters().found)
         self.assertSummaryExact()
 
@@ -396,3 +431,34 @@ class TestCountedByStatement(_SummaryTestCase):
             db_nodes.refresh_flags(session)
         self.assertEqual(0, derived.check_counters().found)
         self.assertSummaryExact()
+
+    def _appended(self):
+        with db_base.reader() as session:
+            return sum(session.scalar(
+                sa.select(sa.func.count()).select_from(table).where(
+                    table.c.slot >= models.SUMMARY_SLOTS))
+                for table in counters.TABLES)
+
+    def test_a_window_appends_its_counts_until_folded(self):
+        """Rows of its own, no shared counter row written: the readers
+        and the check sum them with the rest; fold moves them."""
+        _Actions(9).sync()
+        node = models.Node
+        with db_base.writer() as session:
+            ids = list(session.scalars(sa.select(node.id)))
+            with self._window(session, ids):
+                session.execute(sa.update(node).where(node.id.in_(ids))
+                                .values(memory_mb=node.memory_mb + 1,
+                                        maintenance=sa.not_(
+                                            node.maintenance)))
+                db_nodes.refresh_flags(session, ids)
+        appended = self._appended()
+        self.assertGreater(appended, 0)
+        self.assertSummaryExact()
+        self.assertEqual(0, derived.check_counters().found)
+
+        self.assertEqual(appended, counters.fold())
+        self.assertEqual(0, self._appended())
+        self.assertEqual(0, counters.fold())
+        self.assertSummaryExact()
+        self.assertEqual(0, derived.check_counters().found)
