@@ -91,7 +91,7 @@ def _slot(node):
     return (node.id % models.SUMMARY_SLOTS).label('slot')
 
 
-def of_nodes(node_ids):
+def _of_nodes(node_ids):
     """The clauses selecting the nodes ``node_ids``: their range too, by
     which the database reads them by key, whatever it guesses of a long
     list of values."""
@@ -116,7 +116,7 @@ def contributions(node_ids=None, sign=1):
 
     def only(query):
         if node_ids is not None:
-            query = query.where(*of_nodes(node_ids))
+            query = query.where(*_of_nodes(node_ids))
         return query
 
     free = sa.and_(node.schedulable, sa.not_(node.reserved))
@@ -244,29 +244,19 @@ def fold():
     with base.writer() as session:
         for table in TABLES:
             key = list(table.primary_key.columns)
-            appended = session.execute(
-                sa.select(table).where(table.c.slot >= models.SUMMARY_SLOTS)
-                .order_by(*key).with_for_update()).all()
-            if not appended:
-                continue
-            names = [column.name for column in table.columns]
-            sums = {}
-            for row in appended:
-                values = dict(row._mapping)
-                values['slot'] %= models.SUMMARY_SLOTS
-                total = sums.setdefault(
-                    tuple(values[column.name] for column in key),
-                    dict.fromkeys(names, 0))
-                for name in names:
-                    total[name] = (values[name] if table.c[name] in key
-                                   else total[name] + values[name])
-            _add_rows(session, table, names,
-                      [sums[key_values] for key_values in sorted(sums)])
+            own_slot = [(column % models.SUMMARY_SLOTS).label('slot')
+                        if column.name == 'slot' else column
+                        for column in key]
+            appended = [tuple(row) for row in session.execute(
+                sa.select(*key).where(table.c.slot >= models.SUMMARY_SLOTS)
+                .order_by(*key).with_for_update())]
             for chunk in base.chunks(appended, ROWS_PER_STATEMENT):
-                session.execute(sa.delete(table).where(
-                    sa.tuple_(*key).in_([
-                        tuple(row._mapping[column.name] for column in key)
-                        for row in chunk])))
+                these = sa.tuple_(*key).in_(chunk)
+                add(session, table, sa.select(*own_slot, *[
+                    sa.func.sum(column).label(column.name)
+                    for column in table.columns if column not in key])
+                    .where(these).group_by(*own_slot).order_by(*own_slot))
+                session.execute(sa.delete(table).where(these))
             folded += len(appended)
     return folded
 
@@ -274,7 +264,7 @@ def fold():
 def _lock(session, node_ids):
     node = models.Node
     for ids in base.chunks(sorted(node_ids), ID_CHUNK):
-        session.execute(sa.select(node.id).where(*of_nodes(ids))
+        session.execute(sa.select(node.id).where(*_of_nodes(ids))
                         .with_for_update())
 
 
