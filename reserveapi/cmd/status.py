@@ -34,8 +34,7 @@ from reserveapi.db import backends
 from reserveapi.db import derived
 from reserveapi.db import healthcheck
 from reserveapi.db import migration
-from reserveapi.inventory import file as file_source
-from reserveapi.inventory import ironic
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import nova
 from reserveapi.mirror import placement
@@ -72,39 +71,6 @@ def _result(code, details):
 
 def _utc(value):
     return value.strftime('%Y-%m-%d %H:%M:%S UTC')
-
-
-def _check_file_source():
-    """The inventory document is readable and valid."""
-    try:
-        nodes = file_source.load(CONF.inventory.file)
-    except OSError as exc:
-        return _result(FAILURE, 'Cannot read [inventory] file %s: %s.'
-                       % (CONF.inventory.file, exc.strerror))
-    except exception.Invalid as exc:
-        return _result(FAILURE, exc.detail)
-    return _result(SUCCESS, '%s lists %d nodes.'
-                   % (CONF.inventory.file, len(nodes)))
-
-
-def _check_ironic_source():
-    """Ironic answers our credentials with the microversion we need."""
-    source = inventory_sync.ironic_source()
-    try:
-        source.check()
-    except exception.IronicUnavailable as exc:
-        return _result(FAILURE, 'Cannot list Ironic nodes at microversion '
-                       '%s: %s' % (ironic.API_VERSION, exc.detail))
-    return _result(SUCCESS, 'Ironic at %s lists nodes at microversion %s.'
-                   % (source.location, ironic.API_VERSION))
-
-
-SOURCE_CHECKS = {
-    'file': _check_file_source,
-    'ironic': _check_ironic_source,
-}
-"""One check per ``[inventory] source``: can the service read it now?
-Every choice of the option needs an entry (a test insists)."""
 
 
 class Checks(upgradecheck.UpgradeCommands):
@@ -247,7 +213,8 @@ class Checks(upgradecheck.UpgradeCommands):
         return _result(FAILURE, 'GET /healthcheck answers 503: %s.' % reason)
 
     def _check_inventory_source(self):
-        return SOURCE_CHECKS[CONF.inventory.source]()
+        readable, details = inventory_sources.configured().check()
+        return _result(SUCCESS if readable else FAILURE, details)
 
     def _check_inventory_sync(self):
         skipped = self._not_checked()

@@ -56,7 +56,7 @@ def reconcile():
     counts = {'released': 0, 'repaired': 0, 'reported': 0}
     if not sources.configured().reconciled:
         return counts
-    source = inventory_sync.ironic_source()
+    source = sources.ironic_source()
     try:
         counts['released'] = claims.clear_due(source)
         last = inventory_sync.last_sync()

@@ -148,7 +148,7 @@ def claiming_source():
     """The Ironic source when reservations claim their nodes there, or
     None."""
     if sources.configured().claims_in_ironic:
-        return inventory_sync.ironic_source()
+        return sources.ironic_source()
     return None
 
 

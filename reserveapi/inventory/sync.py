@@ -71,8 +71,6 @@ REPAIR_WINDOW = 2000
 a few milliseconds per thousand nodes, on top of a pass that changed
 nothing."""
 
-_source = None
-_source_lock = threading.Lock()
 _repair_after = 0
 
 
@@ -84,23 +82,6 @@ def fingerprint(node):
 
 def _fingerprints(nodes):
     return {node['uuid']: fingerprint(node) for node in nodes}
-
-
-def ironic_source():
-    """This process's Ironic source, shared by its threads: its clients
-    (session, endpoint) are built once."""
-    global _source
-    with _source_lock:
-        if _source is None:
-            _source = ironic.IronicSource(CONF)
-        return _source
-
-
-def reset_source():
-    """Forget the Ironic source, e.g. after ``[ironic]`` changed."""
-    global _source
-    with _source_lock:
-        _source = None
 
 
 def sync(full=True, wait=True):
@@ -207,7 +188,7 @@ def _sync_ironic(full, wait):
     """One pass under the sync lease, which a heartbeat keeps short-lived:
     a worker killed mid-pass blocks no other for more than
     ``lease.SECONDS``."""
-    source = ironic_source()
+    source = sources.ironic_source()
     holder = lease.holder()
     _take_lease(holder, wait)
     keeper = lease.Heartbeat(

@@ -69,13 +69,6 @@ class TestChecks(mirror_base.MirrorAPITestCase):
                                   r"unavailable \(OperationalError 2003: "
                                   r"Can't connect")
 
-    def test_every_inventory_source_has_a_check(self):
-        (source,) = [opt for opt in conf.inventory.opts
-                     if opt.dest == 'source']
-        self.assertEqual(sorted(choice for choice, _help
-                                in source.type.choices.items()),
-                         sorted(status.SOURCE_CHECKS))
-
     def test_file_source(self):
         path = inventory.use(self, [inventory.node('node-1')])
         self.assertEqual((SUCCESS, '%s lists 1 nodes.' % path),

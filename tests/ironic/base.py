@@ -25,7 +25,7 @@ from testtools import content
 
 from reserveapi import conf
 from reserveapi.cmd import worker
-from reserveapi.inventory import sync as inventory_sync
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi_testing import deployment
 from reserveapi_testing import inventory
 from reserveapi_testing import ironic as ironic_fixture
@@ -82,8 +82,8 @@ class IronicAPITestCase(functional_base.APITestCase):
         self.config(auth_type='none', endpoint_override=self.ironic.endpoint,
                     api_max_retries=0, node_locked_retry_interval=0.05,
                     group='ironic')
-        inventory_sync.reset_source()
-        self.addCleanup(inventory_sync.reset_source)
+        inventory_sources.reset_source()
+        self.addCleanup(inventory_sources.reset_source)
 
     def seed(self, count=1, **template):
         """Seed ``count`` nodes the example spec matches; their UUIDs."""

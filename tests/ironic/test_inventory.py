@@ -39,6 +39,7 @@ from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import ironic_reconcile
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi_testing import examples
 from tests.ironic import base
@@ -469,8 +470,8 @@ class TestClaimsUnderCrashes(InventoryTestCase):
             seconds=lease.SECONDS + 1)
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
-            self.assertEqual(1, claims.clear_due(inventory_sync.ironic_source(
-            )))
+            self.assertEqual(1, claims.clear_due(
+                inventory_sources.ironic_source()))
 
         self.assertIsNone(self.node_instance(node))
         self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
@@ -480,7 +481,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         self.sync_nodes()
         ours = str(uuidlib.uuid4())
         self.pending_release(node, ours)
-        source = inventory_sync.ironic_source()
+        source = inventory_sources.ironic_source()
         release = source.release
         read, go_on = threading.Event(), threading.Event()
 
@@ -704,7 +705,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
             self.assertEqual(1, claims.clear_due(
-                inventory_sync.ironic_source()))
+                inventory_sources.ironic_source()))
 
     def test_the_repair_never_ends_a_reservation_its_node_carries(self):
         node, = self.seed(1)
@@ -713,7 +714,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         instance = reservation['instance_uuid']
         self.ironic.update_node(node, instance_uuid=None)
         inventory_sync.sync(full=True)
-        source = inventory_sync.ironic_source()
+        source = inventory_sources.ironic_source()
         get_node = source.get_node
 
         def claim_lands_meanwhile(uuid):

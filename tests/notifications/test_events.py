@@ -37,6 +37,7 @@ from reserveapi import notifications
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.inventory import lifecycle
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import nova as nova_peer
 from reserveapi.mirror import state as mirror_state
@@ -307,7 +308,7 @@ class TestIronicEvents(EventAssertions, reservation_base.ReservationTestCase):
 
         self.config(group='inventory', source='ironic')
         self.useFixture(fixtures.MockPatchObject(
-            inventory_sync, 'ironic_source', IronicBack))
+            inventory_sources, 'ironic_source', IronicBack))
         inventory_sync.sync(full=True)
         back = self.event('ironic.reachable')
         self.assertEqual(['unreachable_since'], list(back))

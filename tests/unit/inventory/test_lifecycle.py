@@ -33,6 +33,7 @@ from reserveapi.db import records
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import lifecycle
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from tests import base
 
@@ -364,7 +365,7 @@ class TestEnds(LifecycleTestCase):
 
     def test_ironic_with_claims(self):
         self.useFixture(fixtures.MockPatchObject(
-            inventory_sync, 'ironic_source', FakeIronic))
+            inventory_sources, 'ironic_source', FakeIronic))
         self.assertEqual([ended(True, 'now'), CLEARED] * 2
                          + [ended(True, 'later 0s')], self.release())
 
