@@ -61,9 +61,9 @@ class Heartbeat:
         self.pid = os.getpid()
         self.holder = lease.holder().rpartition(':')[0]
         self.started_at = timeutils.utcnow()
-        # What this code knows does not change while it runs: the
+        # What this code needs does not change while it runs: the
         # migration scripts are read once, not at every beat.
-        self.schema_head = migration.head()
+        self.schema_head = migration.needed()
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, daemon=True, name='service-heartbeat')
@@ -154,7 +154,7 @@ def older_than_this(processes):
 
 
 def newer_than_schema(processes, applied):
-    """The live processes whose code knows a schema revision the
+    """The live processes whose code needs a schema revision the
     database has not reached: they run on a schema behind their code."""
     revisions = {migration.revision for migration in applied}
     return [process for process in processes

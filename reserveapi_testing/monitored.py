@@ -191,7 +191,7 @@ class MonitoredDeployment(fixtures.Fixture):
             'file = %s' % inventory.write(self.path, _nodes()),
             'sync_interval = 2',
             '[mirror]', 'inline_timeout = 1', 'retry_interval = 1',
-            'backoff_base = 1', 'backoff_max = 2', 'claim_timeout = 5',
+            'backoff_base = 1', 'backoff_max = 2', 'lease_timeout = 5',
             'reconcile_interval = 0',
             '[placement]', 'auth_type = admin_token',
             'endpoint = %s' % self.placement.endpoint,

@@ -30,12 +30,14 @@ opts = [
                help='First retry delay in seconds; doubled per attempt.'),
     cfg.IntOpt('backoff_max', default=600, min=1,
                help='Longest delay between two retries of one change.'),
-    cfg.IntOpt('claim_timeout', default=15, min=1,
-               help='Seconds a claimed change stays owned without being '
-                    'renewed. A worker renews its claims while it applies '
+    cfg.IntOpt('lease_timeout', default=15, min=1,
+               deprecated_name='claim_timeout',
+               help='Seconds a leased change stays owned without being '
+                    'renewed. A worker renews its leases while it applies '
                     'them, so this only bounds how long the changes of a '
                     'process that died wait before another takes them '
-                    'over.'),
+                    'over. Was claim_timeout: "claim" names only a claim '
+                    'in Ironic.'),
     cfg.IntOpt('reconcile_interval', default=600, min=0,
                help='Seconds between sync-aggregates passes of the '
                     'worker (what "reserveapi-manage sync-aggregates" '

@@ -20,17 +20,17 @@ renewing and dropping are each one conditional UPDATE, so the database
 decides between processes racing for a row: the first to commit holds
 it.
 
-The columns are still called ``claimed_by`` and ``claimed_until`` until
-the migration that renames them (expand, then contract); "claim" means
-only Ironic's ``instance_uuid`` on a node, never a lease.
+The columns are ``leased_by`` and ``leased_until`` (migration 0014;
+release 1.0.0 called them ``claimed_by`` and ``claimed_until``): "claim"
+means only Ironic's ``instance_uuid`` on a node, never a lease.
 """
 
 import sqlalchemy as sa
 
 # The lease's columns in every leased table: its holder, and when it
 # lapses. Both are set or cleared together.
-_HOLDER = 'claimed_by'
-_UNTIL = 'claimed_until'
+_HOLDER = 'leased_by'
+_UNTIL = 'leased_until'
 
 
 class Lease:

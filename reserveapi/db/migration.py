@@ -131,6 +131,17 @@ def head():
     return _scripts().get_current_head()
 
 
+def needed():
+    """The newest revision this code needs the database to have reached:
+    its head, less the contract migrations that end the chain. Those only
+    remove what older releases read, so this code serves before them,
+    beside the release they wait for."""
+    every = migrations()
+    while len(every) > 1 and every[-1].phase == CONTRACT:
+        every.pop()
+    return every[-1].revision
+
+
 def knows(revision):
     """Whether ``revision`` is one of this code's migrations."""
     return revision is None or any(

@@ -14,7 +14,7 @@
 
 One row per (aggregate, host): whether the host should be a member, a
 version that grows with every change of mind, and the progress of
-making Placement agree. Rows are claimed in the database, so any number
+making Placement agree. Rows are leased in the database, so any number
 of API processes and workers may apply them.
 """
 
@@ -50,7 +50,7 @@ def _locked_aggregate(session, uuid, now):
     return aggregate
 
 
-def _set_desired(row, member, now, claimed_by, claimed_until):
+def _set_desired(row, member, now, holder, until):
     """Make ``row`` pending for ``member``; a flip is a new version whose
     attempts start over.
     """
@@ -63,19 +63,19 @@ def _set_desired(row, member, now, claimed_by, claimed_until):
         row.pending_since = now
     row.state = states.PENDING
     row.next_attempt_at = None
-    _LEASE.hand(row, claimed_by, claimed_until if claimed_by else None)
+    _LEASE.hand(row, holder, until if holder else None)
 
 
 @base.retrying(duplicates=True)
-def set_membership(aggregate_uuid, host, member, claimed_by=None,
-                          claimed_until=None):
+def set_membership(aggregate_uuid, host, member, holder=None,
+                          until=None):
     """Record that ``host`` should (``member``) or should not be in the
     aggregate, pending until applied.
 
     The aggregate is recorded on first sight and revived when a host
-    joins it after a delete. With ``claimed_by`` the caller applies the
+    joins it after a delete. With ``holder`` the caller applies the
     row at once and takes it over from any worker, whose finish then
-    finds the version or the claim changed; without, a worker takes it.
+    finds the version or the lease changed; without, a worker takes it.
 
     :raises: DBError
     """
@@ -94,19 +94,19 @@ def set_membership(aggregate_uuid, host, member, claimed_by=None,
                                     member=member, version=1, attempts=0,
                                     created_at=now)
             session.add(row)
-        _set_desired(row, member, now, claimed_by, claimed_until)
+        _set_desired(row, member, now, holder, until)
         session.flush()
         return records.mirror_host_record(row, aggregate_uuid)
 
 
 @base.retrying(duplicates=True)
-def delete_aggregate(aggregate_uuid, claimed_by=None,
-                            claimed_until=None):
+def delete_aggregate(aggregate_uuid, holder=None,
+                            until=None):
     """Mark the aggregate deleted and every host as leaving it.
 
     The row stays, so that its UUID is still known as ours wherever it
     remains in Placement, until a reconcile finds it gone everywhere.
-    Returns the hosts that still have to leave, claimed as by
+    Returns the hosts that still have to leave, leased as by
     ``set_membership``.
 
     :raises: DBError
@@ -124,7 +124,7 @@ def delete_aggregate(aggregate_uuid, claimed_by=None,
             .order_by(host.host)
             .with_for_update()).all()
         for row in rows:
-            _set_desired(row, False, now, claimed_by, claimed_until)
+            _set_desired(row, False, now, holder, until)
         session.flush()
         return [records.mirror_host_record(row, aggregate_uuid)
                 for row in rows]
@@ -206,18 +206,18 @@ def record_aggregates(uuids):
             _locked_aggregate(session, uuid, now).deleted = False
 
 
-def _claimed_hosts(session, claimed_by, ids):
-    """Those of ``ids`` that ``claimed_by`` holds."""
+def _leased_hosts(session, holder, ids):
+    """Those of ``ids`` that ``holder`` holds."""
     rows = session.execute(
         sa.select(models.MirrorHost, models.MirrorAggregate.uuid)
         .join(models.MirrorAggregate)
-        .where(models.MirrorHost.id.in_(ids), _LEASE.held_by(claimed_by))
+        .where(models.MirrorHost.id.in_(ids), _LEASE.held_by(holder))
         .order_by(models.MirrorHost.id))
     return [records.mirror_host_record(row, uuid) for row, uuid in rows]
 
 
-def claim_hosts(claimed_by, claimed_until, limit, now=None):
-    """Claim up to ``limit`` pending rows that are due and unclaimed.
+def lease_hosts(holder, until, limit, now=None):
+    """Lease up to ``limit`` pending rows that are due and not leased.
 
     The UPDATE repeats the conditions of the SELECT, and the database
     serializes writes to a row: of several workers racing for a row,
@@ -230,14 +230,14 @@ def claim_hosts(claimed_by, claimed_until, limit, now=None):
     """
     now = now or timeutils.utcnow()
     while True:
-        selected, claimed = _claim_hosts(claimed_by, claimed_until,
+        selected, leased = _lease_hosts(holder, until,
                                                 limit, now)
-        if claimed or not selected:
-            return claimed
+        if leased or not selected:
+            return leased
 
 
 @base.retrying()
-def _claim_hosts(claimed_by, claimed_until, limit, now):
+def _lease_hosts(holder, until, limit, now):
     host = models.MirrorHost
     due = sa.and_(host.state == states.PENDING,
                   sa.or_(host.next_attempt_at.is_(None),
@@ -247,15 +247,15 @@ def _claim_hosts(claimed_by, claimed_until, limit, now):
                               .order_by(host.id).limit(limit)).all()
         if not ids:
             return 0, []
-        _LEASE.take(session, claimed_by, claimed_until, now,
+        _LEASE.take(session, holder, until, now,
                     host.id.in_(ids), due)
-        return len(ids), _claimed_hosts(session, claimed_by, ids)
+        return len(ids), _leased_hosts(session, holder, ids)
 
 
 @base.retrying()
-def claim_host(host_id, version, claimed_by, claimed_until,
+def lease_host(host_id, version, holder, until,
                       now=None):
-    """Make one row pending and claim it, because Placement was found to
+    """Make one row pending and lease it, because Placement was found to
     disagree with it; None if it changed since it was read (``version``)
     or someone else is applying it.
 
@@ -264,20 +264,20 @@ def claim_host(host_id, version, claimed_by, claimed_until,
     now = now or timeutils.utcnow()
     host = models.MirrorHost
     with base.writer() as session:
-        claimed = _LEASE.take(
-            session, claimed_by, claimed_until, now,
+        leased = _LEASE.take(
+            session, holder, until, now,
             host.id == host_id, host.version == version,
             state=states.PENDING,
             pending_since=sa.func.coalesce(host.pending_since, now))
-        if not claimed:
+        if not leased:
             return None
-        (record,) = _claimed_hosts(session, claimed_by, [host_id])
+        (record,) = _leased_hosts(session, holder, [host_id])
         return record
 
 
 @base.retrying(duplicates=True)
-def renew_claims(claimed_by, seconds, now=None):
-    """Extend every claim ``claimed_by`` still holds by ``seconds``
+def renew_leases(holder, seconds, now=None):
+    """Extend every lease ``holder`` still holds by ``seconds``
     (a heartbeat: a worker that dies stops renewing, and its rows are
     taken over soon after).
 
@@ -285,21 +285,21 @@ def renew_claims(claimed_by, seconds, now=None):
     """
     now = now or timeutils.utcnow()
     with base.writer() as session:
-        _LEASE.renew(session, claimed_by,
+        _LEASE.renew(session, holder,
                      now + datetime.timedelta(seconds=seconds))
 
 
 @base.retrying()
-def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
+def finish_host(host_id, version, holder, error=None, retry_at=None):
     """Record the outcome of applying ``version`` of a row; returns the
     row as it now is (None if it was purged meanwhile).
 
     If the desired state changed meanwhile, what the caller wrote may
     have landed after the newer change: the row goes back to pending,
-    unclaimed and due at once, so that the newest state is written last
-    (whoever is applying it now loses the claim and does not mark it
+    not leased and due at once, so that the newest state is written last
+    (whoever is applying it now loses the lease and does not mark it
     synced). Otherwise the outcome counts only while the caller still
-    holds the claim: ``error`` schedules a retry at ``retry_at``.
+    holds the lease: ``error`` schedules a retry at ``retry_at``.
 
     :raises: DBError
     """
@@ -313,14 +313,14 @@ def finish_host(host_id, version, claimed_by, error=None, retry_at=None):
                     pending_since=sa.func.coalesce(host.pending_since, now),
                     **_LEASE.values())).rowcount
         if not overtaken:
-            _record_outcome(session, host_id, version, claimed_by, error,
+            _record_outcome(session, host_id, version, holder, error,
                             retry_at, now)
         return _host(session, host_id)
 
 
-def _record_outcome(session, host_id, version, claimed_by, error, retry_at,
+def _record_outcome(session, host_id, version, holder, error, retry_at,
                     now):
-    """Synced, or one more failed attempt; only for the claim's holder."""
+    """Synced, or one more failed attempt; only for the lease's holder."""
     host = models.MirrorHost
     if error is None:
         outcome = {'state': states.SYNCED, 'attempts': 0,
@@ -330,7 +330,7 @@ def _record_outcome(session, host_id, version, claimed_by, error, retry_at,
         outcome = {'attempts': host.attempts + 1,
                    'last_error': error[:_ERROR_LENGTH],
                    'next_attempt_at': retry_at}
-    _LEASE.drop(session, claimed_by, host.id == host_id,
+    _LEASE.drop(session, holder, host.id == host_id,
                 host.version == version, **outcome)
 
 
@@ -405,7 +405,7 @@ def purge_aggregate(uuid, now=None):
         return True
 
 
-def count_claims(now=None):
+def count_leases(now=None):
     """``(alive, dead)`` leases on rows, as ``leases.Lease.count``
     counts them.
 

@@ -290,8 +290,8 @@ class MirrorHost(TimestampMixin, Base):
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     last_error = sa.Column(sa.Text, nullable=True)
     next_attempt_at = sa.Column(DateTime, nullable=True)
-    claimed_by = sa.Column(sa.String(255), nullable=True)
-    claimed_until = sa.Column(DateTime, nullable=True)
+    leased_by = sa.Column(sa.String(255), nullable=True)
+    leased_until = sa.Column(DateTime, nullable=True)
     synced_at = sa.Column(DateTime, nullable=True)
     pending_since = sa.Column(DateTime, nullable=True)
 
@@ -326,8 +326,8 @@ class InventorySync(Base):
     location = sa.Column(sa.String(255), nullable=True)
     outage_since = sa.Column(DateTime, nullable=True)
     last_error = sa.Column(sa.Text, nullable=True)
-    claimed_by = sa.Column(sa.String(255), nullable=True)
-    claimed_until = sa.Column(DateTime, nullable=True)
+    leased_by = sa.Column(sa.String(255), nullable=True)
+    leased_until = sa.Column(DateTime, nullable=True)
     document_digest = sa.Column(sa.String(64), nullable=True)
     nodes_digest = sa.Column(sa.String(64), nullable=True)
 
@@ -336,8 +336,8 @@ class IronicRelease(TimestampMixin, Base):
     """A claim of ours in Ironic to clear: its node is not offered while
     the row exists.
 
-    Cleared only by the process holding the row's lease (``claimed_by``
-    until ``claimed_until``), only while Ironic still shows this
+    Cleared only by the process holding the row's lease (``leased_by``
+    until ``leased_until``), only while Ironic still shows this
     instance on this node with nothing deployed, and no live reservation
     of ours holds that pair. ``generation`` counts the requests to clear
     it: a clear finishes (deletes the row) only if none came meanwhile.
@@ -358,8 +358,8 @@ class IronicRelease(TimestampMixin, Base):
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     next_attempt_at = sa.Column(DateTime, nullable=False)
     last_error = sa.Column(sa.Text, nullable=True)
-    claimed_by = sa.Column(sa.String(255), nullable=True)
-    claimed_until = sa.Column(DateTime, nullable=True)
+    leased_by = sa.Column(sa.String(255), nullable=True)
+    leased_until = sa.Column(DateTime, nullable=True)
     generation = sa.Column(sa.Integer, nullable=False, default=0,
                            server_default='0')
 

@@ -15,7 +15,7 @@
 Every change is committed to our database before Placement is called,
 then applied at once within ``[mirror] inline_timeout``; whatever
 Placement did not take stays pending and the worker retries it, with
-exponential back-off, until Placement agrees. Rows are claimed in the
+exponential back-off, until Placement agrees. Rows are leased in the
 database, so any number of API processes and workers may run; each row
 carries a version, so an older change that reaches Placement late is
 never marked synced over a newer one.
@@ -62,32 +62,32 @@ def resolver(inline=False):
     return _resolvers[inline]
 
 
-def new_claim():
-    """``(claimed_by, claimed_until)`` for rows a caller applies now."""
-    return uuidutils.generate_uuid(), claim_until()
+def new_lease():
+    """``(holder, until)`` for rows a caller applies now."""
+    return uuidutils.generate_uuid(), lease_until()
 
 
-def claim_until():
-    """When a claim taken now lapses unless renewed."""
+def lease_until():
+    """When a lease taken now lapses unless renewed."""
     return timeutils.utcnow() + datetime.timedelta(
-        seconds=CONF.mirror.claim_timeout)
+        seconds=CONF.mirror.lease_timeout)
 
 
-def kept_claims(claimed_by):
-    """A heartbeat renewing ``claimed_by``'s claims while a worker
-    applies them: ``[mirror] claim_timeout`` then only bounds how long
+def kept_leases(holder):
+    """A heartbeat renewing ``holder``'s leases while a worker
+    applies them: ``[mirror] lease_timeout`` then only bounds how long
     the rows of a worker that died wait for another."""
-    seconds = CONF.mirror.claim_timeout
+    seconds = CONF.mirror.lease_timeout
     return lease.Heartbeat(
-        lambda: db_mirror.renew_claims(claimed_by, seconds) or True,
+        lambda: db_mirror.renew_leases(holder, seconds) or True,
         seconds=seconds, name='mirror')
 
 
-def _inline_claim():
-    """A claim for applying at once, or ``(None, None)`` when
+def _inline_lease():
+    """A lease for applying at once, or ``(None, None)`` when
     ``[mirror] inline_timeout`` is 0 and the worker does all the work.
     """
-    return new_claim() if CONF.mirror.inline_timeout else (None, None)
+    return new_lease() if CONF.mirror.inline_timeout else (None, None)
 
 
 def _inline_deadline():
@@ -115,12 +115,12 @@ def _change_membership(aggregate_uuid, host, member):
     """Two transactions: store the change, then record how applying it
     went; the second one answers with the row.
     """
-    claimed_by, claimed_until = _inline_claim()
+    holder, until = _inline_lease()
     row = db_mirror.set_membership(aggregate_uuid, host, member,
-                                   claimed_by, claimed_until)
-    if claimed_by is None:
+                                   holder, until)
+    if holder is None:
         return row
-    applied, _reason = apply(row, claimed_by, resolver(inline=True),
+    applied, _reason = apply(row, holder, resolver(inline=True),
                              _inline_deadline())
     return applied or row
 
@@ -135,13 +135,13 @@ def delete_aggregate(aggregate_uuid):
 
     :raises: DBError; never for Placement.
     """
-    claimed_by, claimed_until = _inline_claim()
-    leaving = db_mirror.delete_aggregate(aggregate_uuid, claimed_by,
-                                         claimed_until)
-    if claimed_by is not None:
+    holder, until = _inline_lease()
+    leaving = db_mirror.delete_aggregate(aggregate_uuid, holder,
+                                         until)
+    if holder is not None:
         deadline = _inline_deadline()
         for row in leaving:
-            apply(row, claimed_by, resolver(inline=True), deadline)
+            apply(row, holder, resolver(inline=True), deadline)
         _remove_from_every_provider(aggregate_uuid, deadline)
     return db_mirror.get_aggregate(aggregate_uuid)
 
@@ -164,8 +164,8 @@ def _remove_from_every_provider(aggregate_uuid, deadline):
                     {'aggregate': aggregate_uuid, 'error': exc})
 
 
-def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
-    """Make Placement agree with one claimed row; record the outcome.
+def apply(row, holder, host_resolver, deadline=None, providers=None):
+    """Make Placement agree with one leased row; record the outcome.
 
     ``providers``, the host's providers when the caller resolved many
     hosts at once, spares a lookup (with Nova, a hypervisor listing) per
@@ -186,12 +186,12 @@ def apply(row, claimed_by, host_resolver, deadline=None, providers=None):
                      'aggregate': row.aggregate_uuid,
                      'attempt': row.attempts + 1, 'error': exc.detail})
         recorded = db_mirror.finish_host(
-            row.id, row.version, claimed_by, error=exc.detail,
+            row.id, row.version, holder, error=exc.detail,
             retry_at=timeutils.utcnow() + backoff(row.attempts))
         notifications.mirror_change_failed(row, exc.detail)
         return recorded, exc.detail
     metrics.MIRROR_ATTEMPTS.labels(result='synced').inc()
-    recorded = db_mirror.finish_host(row.id, row.version, claimed_by)
+    recorded = db_mirror.finish_host(row.id, row.version, holder)
     notifications.mirror_change_applied(row, recorded)
     if recorded is not None and recorded.synced:
         return recorded, None
@@ -233,21 +233,21 @@ def retry_pending():
     """Worker job: apply every due pending row, a batch at a time.
 
     Returns ``(synced, still_pending)`` counts. A batch stops early when
-    its claim runs out, leaving the rest to whoever claims them next.
+    its lease runs out, leaving the rest to whoever leases them next.
 
     :raises: DBError; never for Placement or Nova.
     """
     synced = still_pending = 0
     while True:
-        claimed_by, claimed_until = new_claim()
-        batch = db_mirror.claim_hosts(claimed_by, claimed_until,
+        holder, until = new_lease()
+        batch = db_mirror.lease_hosts(holder, until,
                                       RETRY_BATCH)
-        with kept_claims(claimed_by) as keeper:
+        with kept_leases(holder) as keeper:
             providers = _resolve_hosts({row.host for row in batch})
             for row in batch:
                 if not keeper.held():
                     break
-                _recorded, reason = apply(row, claimed_by, resolver(),
+                _recorded, reason = apply(row, holder, resolver(),
                                           providers=providers.get(row.host))
                 if reason is None:
                     synced += 1

@@ -25,7 +25,7 @@ state); any other aggregate on a provider is never looked at:
 - *unverified*: the comparison could not be made (a host without
   providers yet, a peer that did not answer).
 
-Fixes go through the same stored, claimed and versioned rows as the API.
+Fixes go through the same stored, leased and versioned rows as the API.
 An extra is removed when our recorded state already says it must go (the
 host left, or the aggregate was deleted) or, for any aggregate we own,
 with ``prune``.
@@ -330,7 +330,7 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
     """Apply the differences through our rows; set each one's action."""
     if not comparison.desired.recorded:
         db_mirror.record_aggregates(sorted(comparison.desired.hosts))
-    claimed_by = state.new_claim()[0]
+    holder = state.new_lease()[0]
     by_host = collections.defaultdict(list)
     for item in differences:
         if item.host is not None:
@@ -338,10 +338,10 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
         elif item.provider_uuid is not None:
             _remove_stray(comparison, item, prune, host_resolver.placement,
                           deadline)
-    with state.kept_claims(claimed_by):
+    with state.kept_leases(holder):
         for (aggregate_uuid, host), items in sorted(by_host.items()):
             action, detail = _fix_host(comparison, aggregate_uuid, host,
-                                       prune, claimed_by, host_resolver,
+                                       prune, holder, host_resolver,
                                        deadline, providers)
             for item in items:
                 item.action, item.detail = (
@@ -349,24 +349,24 @@ def _fix(comparison, differences, prune, host_resolver, deadline,
                     if action is None else (action, detail))
 
 
-def _fix_host(comparison, aggregate_uuid, host, prune, claimed_by,
+def _fix_host(comparison, aggregate_uuid, host, prune, holder,
               host_resolver, deadline, providers):
     """``(action, detail)`` for one host's differences, through its row
-    claimed for ``claimed_by``; action None when they are left as
+    leased for ``holder``; action None when they are left as
     they are."""
     member = comparison.member(aggregate_uuid, host)
     if not (member or prune or comparison.must_leave(aggregate_uuid, host)):
         return None, None
     row = comparison.rows.get((aggregate_uuid, host))
     if row is not None and row.member == member:
-        record = db_mirror.claim_host(row.id, row.version, claimed_by,
-                                      state.claim_until())
+        record = db_mirror.lease_host(row.id, row.version, holder,
+                                      state.lease_until())
     else:
         record = db_mirror.set_membership(aggregate_uuid, host, member,
-                                          claimed_by, state.claim_until())
+                                          holder, state.lease_until())
     if record is None:
         return PENDING, BUSY
-    _recorded, detail = state.apply(record, claimed_by, host_resolver,
+    _recorded, detail = state.apply(record, holder, host_resolver,
                                     deadline,
                                     providers=providers.get(host) or None)
     action = (ADDED if member else REMOVED) if detail is None else PENDING

@@ -152,7 +152,7 @@ def _leases(now):
                     'nobody took it over yet: the holder stopped).',
                     ('lease', 'holder'))
     counts = db_inventory.count_leases(now)
-    counts['mirror'] = db_mirror.count_claims(now)
+    counts['mirror'] = db_mirror.count_leases(now)
     for lease, (alive, dead) in sorted(counts.items()):
         leases.add_metric([lease, 'alive'], alive)
         leases.add_metric([lease, 'dead'], dead)

@@ -258,18 +258,25 @@ class TestStatusCommand(test_base.TestCase):
         text = _unwrapped(result.stdout)
         _applied, pending = migration.applied_and_pending(
             migration.BASELINE)
+        expand = [m for m in pending if m.phase == migration.EXPAND]
+        contract = [m for m in pending if m.phase == migration.CONTRACT]
+        self.assertTrue(contract)
         self.assertIn('The database schema is at %s, behind this release '
                       '(%s): run "reserveapi dbsync expand", then '
                       '"migrate".' % (migration.BASELINE, ', '.join(
-                          m.revision for m in pending)),
+                          m.revision for m in expand)),
                       text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
         expanded = self.deployment.run('reserveapi-dbsync', 'expand')
         self.assertEqual(0, expanded.returncode, expanded.stderr)
-        for applied in pending:
+        for applied in expand:
             self.assertIn('Applied %s (expand).' % applied.revision,
                           expanded.stdout)
+        self.assertNotIn('(contract)', expanded.stdout)
         text = _unwrapped(self.status().stdout)
-        self.assertIn('Check: Database schema Result: Success', text)
+        self.assertIn('Check: Database schema Result: Success Details: At '
+                      '%s; %d contract migrations to run once no process '
+                      'of the previous release runs.'
+                      % (expand[-1].revision, len(contract)), text)
 
 
 def _unwrapped(table):

@@ -782,4 +782,4 @@ class TestSyncLease(InventoryTestCase):
     def lease_until(self):
         with db_base.reader() as session:
             return session.scalar(sa.select(
-                models.InventorySync.claimed_until))
+                models.InventorySync.leased_until))

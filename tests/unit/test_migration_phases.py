@@ -160,3 +160,19 @@ class TestMigrationPhases(base.BaseTestCase):
         self.assertEqual(['add_column (mysql)', 'add_column (postgresql)',
                           'add_column (sqlite)'],
                          _check(module, migration.CONTRACT))
+
+    def test_the_code_needs_its_migrations_but_a_final_contract(self):
+        def chain(*phases):
+            return [migration.Migration('%04d' % index, phase, '')
+                    for index, phase in enumerate(phases)]
+
+        cases = [((migration.EXPAND,), '0000'),
+                 ((migration.EXPAND, migration.CONTRACT), '0000'),
+                 ((migration.EXPAND, migration.CONTRACT, migration.CONTRACT),
+                  '0000'),
+                 ((migration.EXPAND, migration.CONTRACT, migration.EXPAND),
+                  '0002')]
+        for phases, needed in cases:
+            with mock.patch.object(migration, 'migrations',
+                                   return_value=chain(*phases)):
+                self.assertEqual(needed, migration.needed(), phases)

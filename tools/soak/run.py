@@ -65,7 +65,7 @@ BACKENDS = {'postgresql': dbservers.PostgreSQLServer,
 FAULTS = ('api-worker-kill', 'worker-kill-mid-sync', 'database-restart',
           'worker-kill-mid-mirror', 'placement-pause', 'database-crash')
 NAMESPACE = uuid.UUID('0b7f0a52-8c5a-4b8e-9a4e-5c0d3f1e2a77')
-CLAIM_TIMEOUT = 3
+LEASE_TIMEOUT = 3
 BACKOFF_MAX = 2
 DATABASE = 'reserveapi'
 
@@ -115,7 +115,7 @@ def config(run_dir, database_url, placement_url, log_name, debug):
         'sync_interval = 1',
         '[mirror]', 'inline_timeout = 1', 'retry_interval = 1',
         'backoff_base = 1', 'backoff_max = %d' % BACKOFF_MAX,
-        'claim_timeout = %d' % CLAIM_TIMEOUT, 'reconcile_interval = 2',
+        'lease_timeout = %d' % LEASE_TIMEOUT, 'reconcile_interval = 2',
         'resolve_hosts_via_nova = false',
         '[placement]', 'auth_type = admin_token',
         'endpoint = %s' % placement_url,
@@ -320,7 +320,7 @@ class BackendRun:
             thread.join(120)
         self.lost_found = sum(client.forget_lost() for client in self.clients)
         self.worker.stop()
-        time.sleep(max(CLAIM_TIMEOUT, BACKOFF_MAX) + 1)
+        time.sleep(max(LEASE_TIMEOUT, BACKOFF_MAX) + 1)
         started = time.monotonic()
         soakservices.run_tool(
             os.path.join(self.dir, 'worker.log.out'),
@@ -513,7 +513,7 @@ class IronicBackendRun(BackendRun):
     def sync_lease_holder(self):
         with self.engine.connect() as connection:
             return connection.execute(sa.text(
-                'SELECT claimed_by FROM inventory_syncs '
+                'SELECT leased_by FROM inventory_syncs '
                 "WHERE source = 'ironic'")).scalar()
 
     def kill_api_mid_claim(self, tries=3):
@@ -616,9 +616,9 @@ class IronicBackendRun(BackendRun):
         with self.engine.connect() as connection:
             return connection.execute(sa.text(
                 'SELECT (SELECT COUNT(*) FROM ironic_releases '
-                'WHERE next_attempt_at > :now OR claimed_until > :now) + '
+                'WHERE next_attempt_at > :now OR leased_until > :now) + '
                 '(SELECT COUNT(*) FROM inventory_syncs '
-                'WHERE claimed_until > :now)'), {'now': now}).scalar()
+                'WHERE leased_until > :now)'), {'now': now}).scalar()
 
     def _live_reservations(self):
         with self.engine.connect() as connection:

@@ -77,10 +77,10 @@ def mirror(engine, placement, used_aggregates):
     desired aggregates (of ours) on every host's provider."""
     with engine.connect() as connection:
         stuck = connection.execute(sa.text(
-            'SELECT a.uuid, h.host, h.state, h.claimed_by, h.last_error '
+            'SELECT a.uuid, h.host, h.state, h.leased_by, h.last_error '
             'FROM mirror_hosts h JOIN mirror_aggregates a '
             'ON a.id = h.aggregate_id '
-            "WHERE h.state != 'synced' OR h.claimed_by IS NOT NULL")).all()
+            "WHERE h.state != 'synced' OR h.leased_by IS NOT NULL")).all()
         deleted = connection.execute(sa.text(
             'SELECT uuid FROM mirror_aggregates WHERE deleted = :flag'),
             {'flag': True}).all()
@@ -194,8 +194,8 @@ def ironic_settled(engine, ironic, ledger, pass_exit_codes):
             'JOIN nodes n ON n.id = r.node_id '
             "WHERE r.state IN ('reserved', 'active')")).all())
         leases = connection.execute(sa.text(
-            'SELECT source, claimed_by, claimed_until FROM inventory_syncs '
-            'WHERE claimed_by IS NOT NULL')).all()
+            'SELECT source, leased_by, leased_until FROM inventory_syncs '
+            'WHERE leased_by IS NOT NULL')).all()
         due = connection.execute(sa.text(
             'SELECT node_uuid, instance_uuid, attempts, last_error '
             'FROM ironic_releases WHERE next_attempt_at <= :now'),

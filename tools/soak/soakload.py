@@ -560,7 +560,7 @@ class ClaimMonitor(threading.Thread):
         'SELECT r.uuid, r.instance_uuid, n.uuid, r.state '
         'FROM reservations r JOIN nodes n ON n.id = r.node_id '
         "WHERE r.state IN ('reserved', 'active')")
-    LEASE = sa.text('SELECT claimed_by, synced_at FROM inventory_syncs '
+    LEASE = sa.text('SELECT leased_by, synced_at FROM inventory_syncs '
                     "WHERE source = 'ironic'")
 
     def __init__(self, url, ironic, ledger, recorder):

@@ -240,14 +240,21 @@ def graceful_stops(exits):
                     for name, code in exits.items() if code != 0])]
 
 
-def commands(schema_steps, status):
+def commands(schema_steps, mixed_status, status):
     """Every schema step succeeded; ``reserveapi-status upgrade check``
-    of N is clean at the end."""
+    of N finds no failure while both releases serve (warnings: the
+    contract waits), and is clean at the end."""
     return [
         _check('expand, migrate and contract succeeded',
                ['%s exited %d: %s' % (step['step'], step['exit'],
                                       step['output'][-500:])
                 for step in schema_steps if step['exit']]),
+        _check('reserveapi-status upgrade check finds no failure while '
+               'N-1 and N serve',
+               ['not run'] if mixed_status is None else
+               [] if mixed_status['exit'] in (0, 1) else
+               ['exit %d: %s' % (mixed_status['exit'],
+                                 mixed_status['output'])]),
         _check('reserveapi-status upgrade check exits 0',
                [] if status['exit'] == 0 else
                ['exit %d: %s' % (status['exit'], status['output'])]),

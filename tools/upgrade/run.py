@@ -134,6 +134,7 @@ class UpgradeRun:
         self.stop_load = threading.Event()
         self.steps = []
         self.schema_steps = []
+        self.mixed_status = None
         self.stop_windows = []
         self.stop_exits = {}
         self.old_client = {'exit': None, 'error': 'never ran'}
@@ -249,7 +250,13 @@ class UpgradeRun:
         self.front.set_backends([('N-1', self.old_api.port),
                                  ('N', self.new_api.port)])
         self.step('the front relays to N-1 and N')
-        time.sleep(phase)
+        time.sleep(phase / 2)
+        code, output = self.command(
+            'reserveapi-status', 'upgrade', 'check', '--json')
+        self.mixed_status = {'exit': code, 'output': status_lines(output)}
+        self.log('reserveapi-status upgrade check, both releases '
+                 'serving: exit %d' % code)
+        time.sleep(phase / 2)
         self.step("N-1's worker stops (SIGTERM)")
         self.old_worker.stop()
         self.stop_exits["N-1's worker"] = self.old_worker.process.returncode
@@ -352,7 +359,7 @@ class UpgradeRun:
             + checks.derived_repairs(self.schema_steps, os.path.join(
                 self.dir, 'new-worker.log'))
             + checks.graceful_stops(self.stop_exits)
-            + checks.commands(self.schema_steps, {
+            + checks.commands(self.schema_steps, self.mixed_status, {
                 'exit': status_code, 'output': status_output}))
         return results, {
             'grants': grants, 'services': services,

@@ -222,3 +222,108 @@ class TestMySQLTables(_EmptyDatabaseTestCase):
                          {row[0] for row in rows})
         for table, collation in rows:
             self.assertTrue(collation.startswith('utf8mb4'), table)
+
+
+class TestLeaseColumns(_EmptyDatabaseTestCase):
+    """0014 gives the leases their own columns, kept equal to the old ones
+    whichever release writes; 0015 drops the old ones."""
+
+    scenarios = BACKENDS
+
+    T1, T2 = '2026-01-01 00:00:00', '2026-01-02 00:00:00'
+    # Each leased table's row as release 1.0.0 inserts it (1) and as this
+    # release does (2), by SQL: the models describe the head's schema.
+    ROWS = {
+        'inventory_syncs': "(id, source, nodes, %s) VALUES (%d, 's%d', 0, %s)",
+        'ironic_releases': (
+            "(id, node_uuid, instance_uuid, attempts, next_attempt_at, "
+            "created_at, %s) VALUES (%d, 'n%d', 'i', 0, '2026-01-01', "
+            "'2026-01-01', %s)"),
+        'mirror_hosts': (
+            "(id, aggregate_id, host, member, version, state, attempts, "
+            "created_at, %s) VALUES (%d, 1, 'h%d', true, 1, 'pending', 0, "
+            "'2026-01-01', %s)"),
+    }
+
+    def insert(self, connection, table, row_id, prefix, holder, until):
+        columns = '%s_by, %s_until' % (prefix, prefix)
+        connection.execute(sa.text('INSERT INTO %s %s' % (  # noqa: S608
+            table, self.ROWS[table] % (columns, row_id, row_id,
+                                       ':holder, :until'))),
+            {'holder': holder, 'until': until})
+
+    def update(self, connection, table, row_id, **values):
+        connection.execute(sa.text('UPDATE %s SET %s WHERE id = %d' % (  # noqa: S608
+            table, ', '.join('%s = :%s' % (k, k) for k in values),
+            row_id)), values)
+
+    def pairs(self, connection, table):
+        """{id: ((leased_by, claimed_by), (leased_until, claimed_until))}"""
+        return {row[0]: ((row[1], row[2]), (row[3], row[4]))
+                for row in connection.execute(sa.text(
+                    'SELECT id, leased_by, claimed_by, '  # noqa: S608
+                    'leased_until, claimed_until FROM %s' % table))}
+
+    def assertEqualPairs(self, connection, table, expected):
+        """Each row's pairs are equal, and hold ``expected``
+        ``{id: holder}``."""
+        pairs = self.pairs(connection, table)
+        for row_id, (holders, untils) in pairs.items():
+            self.assertEqual(holders[0], holders[1], (table, row_id))
+            self.assertEqual(untils[0], untils[1], (table, row_id))
+            self.assertEqual(holders[0] is None, untils[0] is None,
+                             (table, row_id))
+        self.assertEqual(expected, {row_id: holders[0] for row_id,
+                                    (holders, _untils) in pairs.items()})
+
+    def test_both_releases_write_one_lease(self):
+        migration.upgrade('0013_pg_counted_by_statement', engine=self.engine)
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                "INSERT INTO mirror_aggregates (id, uuid, deleted, "
+                "created_at) VALUES (1, 'a', false, '2026-01-01')"))
+            for table in self.ROWS:
+                # Leased before the expand, by release 1.0.0.
+                self.insert(connection, table, 1, 'claimed', 'old', self.T1)
+        migration.upgrade('0014_lease_columns', engine=self.engine)
+        for table in self.ROWS:
+            with self.engine.begin() as connection:
+                self.assertEqualPairs(connection, table, {1: 'old'})
+                # Release 1.0.0 inserts, and this release.
+                self.insert(connection, table, 2, 'claimed', 'old', self.T1)
+                self.insert(connection, table, 3, 'leased', 'new', self.T1)
+                self.insert(connection, table, 4, 'leased', None, None)
+                self.assertEqualPairs(connection, table, {
+                    1: 'old', 2: 'old', 3: 'new', 4: None})
+                # Each takes over the other's lease, renews and drops it.
+                self.update(connection, table, 1, leased_by='new',
+                            leased_until=self.T2)
+                self.update(connection, table, 3, claimed_by='old',
+                            claimed_until=self.T2)
+                self.update(connection, table, 2, leased_until=self.T2)
+                self.update(connection, table, 4, claimed_by='old',
+                            claimed_until=self.T1)
+                self.assertEqualPairs(connection, table, {
+                    1: 'new', 2: 'old', 3: 'old', 4: 'old'})
+                self.update(connection, table, 1, leased_by=None,
+                            leased_until=None)
+                self.update(connection, table, 4, claimed_by=None,
+                            claimed_until=None)
+                self.assertEqualPairs(connection, table, {
+                    1: None, 2: 'old', 3: 'old', 4: None})
+                untils = {row_id: untils[0] for row_id, (_holders, untils)
+                          in self.pairs(connection, table).items()}
+                self.assertEqual(untils[2], untils[3], table)
+        migration.upgrade(engine=self.engine)
+        inspector = sa.inspect(self.engine)
+        with self.engine.connect() as connection:
+            for table in self.ROWS:
+                columns = {c['name'] for c in inspector.get_columns(table)}
+                self.assertLessEqual({'leased_by', 'leased_until'}, columns)
+                self.assertEqual(set(), {'claimed_by', 'claimed_until'}
+                                 & columns)
+                self.assertEqual(
+                    {2: 'old', 3: 'old'},
+                    dict(connection.execute(sa.text(
+                        'SELECT id, leased_by FROM %s '  # noqa: S608
+                        'WHERE leased_by IS NOT NULL' % table)).all()))

@@ -45,7 +45,7 @@ class QueueTestCase(base.DBTestCase):
 
     def claim(self, worker, limit=100, now=None):
         now = now or self.now
-        return [record.id for record in db_mirror.claim_hosts(
+        return [record.id for record in db_mirror.lease_hosts(
             worker, now + CLAIM, limit, now=now)]
 
     def row(self, host):
@@ -130,12 +130,12 @@ class TestClaims(QueueTestCase):
         self.claim('worker-1')
         db_mirror.finish_host(row_id, 1, 'worker-1')
 
-        self.assertIsNone(db_mirror.claim_host(row_id, 2, 'reconcile',
+        self.assertIsNone(db_mirror.lease_host(row_id, 2, 'reconcile',
                                                    self.now + CLAIM))
-        record = db_mirror.claim_host(row_id, 1, 'reconcile',
+        record = db_mirror.lease_host(row_id, 1, 'reconcile',
                                           self.now + CLAIM)
         self.assertEqual(('pending', 1), (record.state, record.version))
-        self.assertIsNone(db_mirror.claim_host(row_id, 1, 'other',
+        self.assertIsNone(db_mirror.lease_host(row_id, 1, 'other',
                                                    self.now + CLAIM))
 
     def test_status(self):
