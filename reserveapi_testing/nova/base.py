@@ -86,6 +86,9 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
     COMPUTE_DRIVER = 'reserveapi.IronicDriver'
     HOSTS = ('compute-1', 'compute-2', 'compute-3')
     NODES = 12
+    SHUFFLE_HOSTS = True
+    """``[filter_scheduler] shuffle_best_same_weighed_hosts`` with our
+    driver."""
     # Servers boot concurrently, as they do for real.
     CAST_AS_CALL = False
     NUMBER_OF_CELLS = 1
@@ -125,6 +128,11 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
             self.flags(group='reserveapi', auth_type='none',
                        endpoint_override=self.reserveapi.endpoint,
                        required=True)
+            # As doc/source/nova.rst has the scheduler configured: every
+            # host reports the same inventory, so Nova's weighers cannot
+            # tell them apart.
+            self.flags(group='filter_scheduler',
+                       shuffle_best_same_weighed_hosts=self.SHUFFLE_HOSTS)
         self.flags(group='wsgi', api_paste_config=self.api_paste_config())
         # Bare metal flavors are large; Nova's default quotas are not.
         self.flags(group='quota', ram=-1, cores=-1, instances=-1)

@@ -42,7 +42,7 @@ a deleted instance are undeployed; the bench checks the nodes came back.
 Usage (from the top of the tree)::
 
     tox -e nova-bench -- [--servers 10] [--hosts 3] [--nodes N]
-                         [--kill-host-after 0]
+                         [--kill-host-after 0] [--unshuffled]
 """
 
 import argparse
@@ -441,10 +441,11 @@ def _timeline_doubles():
 RESULTS = []
 
 
-def _case(label, driver, hosts, args, kill_after=0):
+def _case(label, driver, hosts, args, kill_after=0, shuffle_hosts=True):
     attributes = {'label': label, 'COMPUTE_DRIVER': driver,
                   'HOSTS': hosts, 'servers': args.servers,
-                  'NODES': args.nodes, 'kill_after': kill_after}
+                  'NODES': args.nodes, 'kill_after': kill_after,
+                  'SHUFFLE_HOSTS': shuffle_hosts}
     return type(label, (_Boot, base.IronicTestCase), attributes)()
 
 
@@ -554,6 +555,11 @@ def main():
                         metavar='N',
                         help='also run the storm with ours and kill one '
                              'host once N servers are ACTIVE')
+    parser.add_argument('--unshuffled', action='store_true',
+                        help='also run the storm with ours and Nova\'s '
+                             '[filter_scheduler] '
+                             'shuffle_best_same_weighed_hosts off (the '
+                             'default; doc/source/nova.rst turns it on)')
     args = parser.parse_args()
     if args.nodes is None:
         args.nodes = args.servers + max(2, args.servers // 5)
@@ -568,6 +574,10 @@ def main():
                   for index in range(1, args.hosts + 1))
     cases = [_case('stock', 'ironic.IronicDriver', ('compute-1',), args),
              _case('reserveapi', 'reserveapi.IronicDriver', hosts, args)]
+    if args.unshuffled:
+        cases.append(_case('reserveapi, unshuffled',
+                           'reserveapi.IronicDriver', hosts, args,
+                           shuffle_hosts=False))
     if args.kill_host_after:
         cases.append(_case('reserveapi, host killed',
                            'reserveapi.IronicDriver', hosts, args,
