@@ -30,10 +30,9 @@ Revises: 0011_services
 Create Date: 2026-12-04
 """
 
-import importlib.util
-import pathlib
-
 from alembic import op
+
+from reserveapi.db import migration
 
 revision = '0012_bulk_counted_by_statement'
 down_revision = '0011_services'
@@ -47,12 +46,7 @@ BULK_VARIABLE = '@reserveapi_counted_by_statement'
 
 def _summary_triggers():
     """Migration 0007's triggers, as it declares them for MariaDB/MySQL."""
-    path = pathlib.Path(__file__).with_name('0007_node_summary_counters.py')
-    spec = importlib.util.spec_from_file_location(
-        'reserveapi_migration_0007', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module._triggers('mysql')
+    return migration.script('0007_node_summary_counters')._triggers('mysql')
 
 
 def upgrade():

@@ -32,10 +32,9 @@ Revises: 0012_bulk_counted_by_statement
 Create Date: 2026-12-04
 """
 
-import importlib.util
-import pathlib
-
 from alembic import op
+
+from reserveapi.db import migration
 
 revision = '0013_pg_counted_by_statement'
 down_revision = '0012_bulk_counted_by_statement'
@@ -46,23 +45,13 @@ phase = 'expand'
 BULK_SETTING = 'reserveapi.counted_by_statement'
 
 
-def _migration(name):
-    """An earlier migration's module, by its file name."""
-    path = pathlib.Path(__file__).with_name(name + '.py')
-    spec = importlib.util.spec_from_file_location(
-        'reserveapi_migration_' + name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def upgrade():
     if op.get_bind().dialect.name != 'postgresql':
         return
-    by_index = _migration('0010_trait_triggers_by_index')
+    by_index = migration.script('0010_trait_triggers_by_index')
+    summary = migration.script('0007_node_summary_counters')
     for (name, _table, timing, _event, _level, statements,
-         _watched) in _migration('0007_node_summary_counters')._triggers(
-             'postgresql'):
+         _watched) in summary._triggers('postgresql'):
         settings = ''
         if name in by_index.TRIGGER_FUNCTIONS:
             settings = ' ' + ' '.join('SET %s = off' % setting for setting

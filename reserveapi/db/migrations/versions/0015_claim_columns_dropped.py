@@ -19,10 +19,9 @@ Revises: 0014_lease_columns
 Create Date: 2026-12-04
 """
 
-import importlib.util
-import pathlib
-
 from alembic import op
+
+from reserveapi.db import migration
 
 revision = '0015_claim_columns_dropped'
 down_revision = '0014_lease_columns'
@@ -32,18 +31,8 @@ phase = 'contract'
 oldest_release = '1.1'
 
 
-def _lease_columns():
-    """Migration 0014, whose triggers this one drops."""
-    path = pathlib.Path(__file__).with_name('0014_lease_columns.py')
-    spec = importlib.util.spec_from_file_location(
-        'reserveapi_migration_0014', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def upgrade():
-    expand = _lease_columns()
+    expand = migration.script('0014_lease_columns')
     dialect = op.get_bind().dialect.name
     for table in expand.TABLES:
         for name in expand.trigger_names(table)[dialect]:
