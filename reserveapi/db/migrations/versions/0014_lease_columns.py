@@ -54,17 +54,34 @@ def trigger_names(table):
             'sqlite': ['%s_lease_insert' % table, '%s_lease_update' % table]}
 
 
-def _postgresql():
+# How PL/pgSQL and MariaDB's SQL each write a trigger's statements.
+_SPELLING = {
+    'postgresql': {'set': 'NEW.%s := %s;', 'elsif': 'ELSIF',
+                   'changed': 'NEW.{0} IS DISTINCT FROM OLD.{0}'},
+    'mysql': {'set': 'SET NEW.%s = %s;', 'elsif': 'ELSEIF',
+              'changed': 'NOT (NEW.{0} <=> OLD.{0})'},
+}
+
+
+def _bodies(dialect):
+    """The statements of a row trigger before an insert and before an
+    update that make each pair equal: an insert keeps the pair it was
+    given, an update copies the column it changed."""
+    spelling = _SPELLING[dialect]
+    set_, changed = spelling['set'], spelling['changed']
     inserted = ' '.join(
-        'NEW.%(new)s := COALESCE(NEW.%(new)s, NEW.%(old)s); '
-        'NEW.%(old)s := NEW.%(new)s;' % {'new': new, 'old': old}
-        for new, old in PAIRS)
+        set_ % (new, 'COALESCE(NEW.%s, NEW.%s)' % (new, old)) + ' '
+        + set_ % (old, 'NEW.' + new) for new, old in PAIRS)
     updated = ' '.join(
-        'IF NEW.%(new)s IS DISTINCT FROM OLD.%(new)s THEN '
-        'NEW.%(old)s := NEW.%(new)s; '
-        'ELSIF NEW.%(old)s IS DISTINCT FROM OLD.%(old)s THEN '
-        'NEW.%(new)s := NEW.%(old)s; END IF;' % {'new': new, 'old': old}
-        for new, old in PAIRS)
+        'IF %s THEN %s %s %s THEN %s END IF;' % (
+            changed.format(new), set_ % (old, 'NEW.' + new),
+            spelling['elsif'], changed.format(old),
+            set_ % (new, 'NEW.' + old)) for new, old in PAIRS)
+    return inserted, updated
+
+
+def _postgresql():
+    inserted, updated = _bodies('postgresql')
     op.execute(
         'CREATE OR REPLACE FUNCTION %s() RETURNS trigger AS $$ BEGIN '
         "IF TG_OP = 'INSERT' THEN %s ELSE %s END IF; RETURN NEW; END "
@@ -78,24 +95,14 @@ def _postgresql():
 
 
 def _mysql():
-    inserted = ', '.join(
-        'NEW.%(new)s = COALESCE(NEW.%(new)s, NEW.%(old)s), '
-        'NEW.%(old)s = NEW.%(new)s' % {'new': new, 'old': old}
-        for new, old in PAIRS)
-    updated = ' '.join(
-        'IF NOT (NEW.%(new)s <=> OLD.%(new)s) THEN '
-        'SET NEW.%(old)s = NEW.%(new)s; '
-        'ELSEIF NOT (NEW.%(old)s <=> OLD.%(old)s) THEN '
-        'SET NEW.%(new)s = NEW.%(old)s; END IF;' % {'new': new, 'old': old}
-        for new, old in PAIRS)
+    bodies = _bodies('mysql')
     for table in TABLES:
-        insert, update = trigger_names(table)['mysql']
-        for name in (insert, update):
+        for name, event, body in zip(trigger_names(table)['mysql'],
+                                     ('INSERT', 'UPDATE'), bodies,
+                                     strict=True):
             op.execute('DROP TRIGGER IF EXISTS %s' % name)
-        op.execute('CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW '
-                   'SET %s' % (insert, table, inserted))
-        op.execute('CREATE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW '
-                   'BEGIN %s END' % (update, table, updated))
+            op.execute('CREATE TRIGGER %s BEFORE %s ON %s FOR EACH ROW '
+                       'BEGIN %s END' % (name, event, table, body))
 
 
 def _sqlite():
