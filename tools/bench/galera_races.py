@@ -31,8 +31,9 @@ initial sync of N generated nodes (``tools/generate_inventory.py``)
 through the first node while the APIs of the other two make and release
 reservations, one client each; timed against the same document synced
 into a database of the single MariaDB server on 127.0.0.1 in the same
-run (target: at most ``SYNC_TARGET_X`` times its time), with the
-reservations' answers and p50/p99 (target: no 5xx).
+run (target: at most ``SYNC_TARGET_X`` times its time), the cluster's
+nodes given that server's InnoDB buffer pool and redo log sizes, with
+the reservations' answers and p50/p99 (target: no 5xx).
 
 Usage (from the top of the tree, where reserveapi is installed; root
 or not, the cluster runs as the ``mysql`` user when root)::
@@ -54,6 +55,7 @@ import time
 import uuid
 
 import requests
+import sqlalchemy as sa
 
 from reserveapi_testing import deployment
 from reserveapi_testing import examples
@@ -64,6 +66,9 @@ from tools.bench import benchdb
 WRITERS = 3
 TIMEOUT = 60
 SYNC_TARGET_X = 2.0
+SYNC_GCACHE = '512M'
+"""Each node's Galera cache in the sync phase: the sync's write set
+whole, rather than spilled to page files."""
 """Issue 37: the Galera sync within this factor of one MariaDB's."""
 GENERATOR = pathlib.Path(__file__).resolve().parents[1] / (
     'generate_inventory.py')
@@ -141,11 +146,11 @@ def main():
 
     served = [inventory.node('node-%d' % index)
               for index in range(max(args.rounds + 10, 200))]
-    document = None
+    document, sizes = None, None
     if args.sync_nodes:
         document = sync_document(served, args.sync_nodes)
-        single_s = single_server_sync(served, document)
-    cluster = galera.GaleraCluster(size=WRITERS)
+        single_s, sizes = single_server_sync(served, document)
+    cluster = galera.GaleraCluster(size=WRITERS, sizes=sizes)
     apis = galera.GaleraAPIs(
         cluster, served,
         config={'mirror': {'inline_timeout': '0'},
@@ -207,9 +212,18 @@ def _timed_sync(api, document):
 
 def single_server_sync(served, document):
     """The same initial sync into a database of the one MariaDB server on
-    127.0.0.1: the floor the cluster is judged against."""
+    127.0.0.1: the floor the cluster is judged against. Returns its
+    seconds and the server's InnoDB sizes, which the cluster's nodes
+    are given, so that the two differ by Galera only."""
     with tempfile.TemporaryDirectory() as workdir, benchdb.Backend(
             'mysql', workdir) as backend:
+        engine = sa.create_engine(backend.connection_url,
+                                  poolclass=sa.pool.NullPool)
+        with engine.connect() as connection:
+            buffer_pool, log_file = connection.exec_driver_sql(
+                'SELECT @@innodb_buffer_pool_size, '
+                '@@innodb_log_file_size').one()
+        engine.dispose()
         api = deployment.Deployment(served)
         api.setUp()
         try:
@@ -220,8 +234,12 @@ def single_server_sync(served, document):
             seconds = _timed_sync(api, document)
         finally:
             api.cleanUp()
-    print('single MariaDB server: initial sync %.1f s' % seconds)
-    return seconds
+    print('single MariaDB server: initial sync %.1f s (InnoDB buffer pool '
+          '%d MB, redo log %d MB; the cluster\'s nodes get the same, and '
+          'a Galera cache of %s)' % (seconds, buffer_pool >> 20,
+                                      log_file >> 20, SYNC_GCACHE))
+    return seconds, {'buffer_pool': str(buffer_pool),
+                     'log_file': str(log_file), 'gcache': SYNC_GCACHE}
 
 
 def sync_phase(apis, document, count, single_s):
