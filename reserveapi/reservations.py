@@ -58,7 +58,7 @@ def reserve(instance_uuid, host, project_id, request_spec,
     Returns ``(reservation, created)``. Asking again for the same instance
     from the same host returns the reservation it already has, so that
     Nova may retry freely; from another host it is a conflict. A retry is
-    rare, so it is only looked for when the claim fails (the unique
+    rare, so it is only looked for when the insert fails (the unique
     live-instance column refuses it, or nothing matches because its node
     is taken), which spares the common path a query. ``conductor_group``
     and ``shard`` limit matching to that Ironic partition.
@@ -93,7 +93,7 @@ def _reserve(instance_uuid, host, project_id, request_spec, candidate_nodes,
     context = _match_context(project_id, candidate_nodes, conductor_group,
                              shard)
     try:
-        return _claim(instance_uuid, host, spec, context,
+        return _reserve_best(instance_uuid, host, spec, context,
                       request_spec), True
     except (exception.NoValidNode, exception.InstanceReserved):
         existing = _existing_for(instance_uuid, host)
@@ -101,7 +101,8 @@ def _reserve(instance_uuid, host, project_id, request_spec, candidate_nodes,
             raise
     if _still_claimed(existing, request_spec):
         return existing, False
-    return _claim(instance_uuid, host, spec, context, request_spec), True
+    return (_reserve_best(instance_uuid, host, spec, context, request_spec),
+            True)
 
 
 def _match_context(project_id, candidate_nodes, conductor_group, shard):
@@ -119,7 +120,7 @@ requests got nodes, so the pool drains and the rounds end, without
 sending back a 409 while a node is still free."""
 
 
-def _claim(instance_uuid, host, spec, context, request_spec):
+def _reserve_best(instance_uuid, host, spec, context, request_spec):
     """A new reservation on the best node that can still be had."""
     node_filter = _prefilter(spec, context)
     values = {'instance_uuid': instance_uuid, 'host': host,

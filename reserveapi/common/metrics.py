@@ -75,7 +75,7 @@ RESERVATIONS = prometheus_client.Counter(
     ('outcome', 'cause'))
 RESERVATION_LOST_RACES = prometheus_client.Counter(
     _name('reservation_lost_races'),
-    'Nodes a reservation tried to claim that a concurrent request claimed '
+    'Nodes a reservation tried to take that a concurrent request took '
     'first; the next candidate was tried.')
 
 # Ironic -----------------------------------------------------------------

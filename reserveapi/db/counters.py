@@ -32,9 +32,9 @@ counters. Any other writer, an older release's included, is still
 counted by the triggers.
 
 Appended, not added: a window updates none of the counter rows every
-claim updates, so no other writer waits on one for the rest of its
+reservation updates, so no other writer waits on one for the rest of its
 transaction (on Galera, a sync holding one was aborted by the first
-claim replicated from another node, and retried whole). Its counts are
+reservation replicated from another node, and retried whole). Its counts are
 rows of their own, under slots no other writer uses (past
 ``models.SUMMARY_SLOTS``; ``slot % SUMMARY_SLOTS`` is still the nodes'
 slot). Readers sum every slot already, an older release's too; ``fold``
@@ -189,7 +189,7 @@ class _Tally:
         # older than the locked rows: a locking read reads them as they
         # are (PostgreSQL's statements read what is committed). It locks
         # every row it reads: by key, nodes first, it reads only these
-        # nodes and their traits, not (and so never holds) a claimed
+        # nodes and their traits, not (and so never holds) a reserved
         # node's row.
         locking = (not inserted
                    and session.get_bind().dialect.name == 'mysql')

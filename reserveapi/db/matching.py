@@ -16,8 +16,9 @@ empty match.
 
 The eligibility clauses are derived from common/eligibility.py, as the
 matcher's checks are; they are also what the derived ``schedulable``
-flag, the claim's re-check and the capacity counts are computed from,
-so that no two places can disagree on what an eligible node is.
+flag, a new reservation's re-check and the capacity counts are
+computed from, so that no two places can disagree on what an eligible
+node is.
 """
 
 import collections
@@ -285,7 +286,8 @@ def _candidate_queries(template):
     """
     node = models.Node
     # Eligibility is the derived flags' alone: the matcher checks every
-    # rule again in Python and the claim re-checks them in SQL, while each
+    # rule again in Python and the reservation's INSERT re-checks them in
+    # SQL, while each
     # clause here, the live-reservation anti-join above all, costs the
     # planner time on every request (0.55 -> 0.31 ms at 100,000 nodes).
     clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [

@@ -64,7 +64,7 @@ def _is_reservation_uuid():
     return models.Reservation.uuid == sa.bindparam('reservation_uuid')
 
 
-# Reading and releasing one reservation is the hot path after claiming,
+# Reading and releasing one reservation is the hot path after reserving,
 # and building a statement costs as much as running it: these are built
 # once, with the uuid bound at execution, and run on the session's
 # connection, past the ORM.
@@ -124,18 +124,19 @@ def list_reservations(filters=None, limit=None, marker=None,
         return [_record(row) for row in session.execute(query)]
 
 
-# What a claim inserts: the caller's values and the node's.
-_CLAIM_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id')
-_CLAIM_COLUMNS = _CLAIM_VALUES + ('node_id', 'active_node_id',
+# What a new reservation's INSERT writes: the caller's values and the
+# node's.
+_INSERTED_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id')
+_INSERTED_COLUMNS = _INSERTED_VALUES + ('node_id', 'active_node_id',
                                   'active_instance_uuid', 'state',
                                   'created_at')
 
 
 @functools.cache
-def _claim_statements(dialect_name):
-    """``(claim, mark)``, built once, values bound at execution.
+def _reserve_statements(dialect_name):
+    """``(insert, mark)``, built once, values bound at execution.
 
-    ``claim`` inserts the reservation only while the node is still
+    ``insert`` inserts the reservation only while the node is still
     eligible. On PostgreSQL it also sets the node's ``reserved`` flag,
     in the same statement (the INSERT is a data-modifying CTE whose
     RETURNING feeds the UPDATE), and ``mark`` is None; elsewhere
@@ -143,31 +144,32 @@ def _claim_statements(dialect_name):
     """
     reservation, node = models.Reservation, models.Node
     columns = {column: getattr(reservation, column)
-               for column in _CLAIM_COLUMNS}
-    # Parameters are named claim_<column>: SQLAlchemy keeps the column
+               for column in _INSERTED_COLUMNS}
+    # Parameters are named new_<column>: SQLAlchemy keeps the column
     # names of an INSERT's or UPDATE's table for itself.
-    bound = [sa.bindparam('claim_' + name, type_=columns[name].type)
-             for name in _CLAIM_VALUES]
-    node_id = sa.bindparam('claim_node_id', type_=node.id.type)
+    bound = [sa.bindparam('new_' + name, type_=columns[name].type)
+             for name in _INSERTED_VALUES]
+    node_id = sa.bindparam('new_node_id', type_=node.id.type)
+    instance_uuid = bound[_INSERTED_VALUES.index('instance_uuid')]
     eligible = sa.select(
-        *bound, node_id, node_id, bound[_CLAIM_VALUES.index('instance_uuid')],
+        *bound, node_id, node_id, instance_uuid,
         sa.literal(states.RESERVED, columns['state'].type),
-        sa.bindparam('claim_created_at', type_=columns['created_at'].type),
+        sa.bindparam('new_created_at', type_=columns['created_at'].type),
     ).where(node.id == node_id, node.vanished.is_(False),
             *matching.free_clauses())
-    claim = sa.insert(reservation).from_select(list(columns), eligible)
+    insert = sa.insert(reservation).from_select(list(columns), eligible)
     mark = sa.update(node).where(node.id == node_id).values(
         reserved=True, updated_at=node.updated_at)
     if dialect_name != 'postgresql':
-        return claim, mark
-    claimed = claim.returning(reservation.node_id).cte('claimed')
-    return (sa.update(node).where(node.id == claimed.c.node_id).values(
+        return insert, mark
+    inserted = insert.returning(reservation.node_id).cte('inserted')
+    return (sa.update(node).where(node.id == inserted.c.node_id).values(
         reserved=True, updated_at=node.updated_at), None)
 
 
 @base.retrying()
 def create_reservation(values, node):
-    """Claim ``node`` (a NodeRecord) for a new reservation.
+    """Reserve ``node`` (a NodeRecord) for a new reservation.
 
     One INSERT ... SELECT that only inserts while the node is still
     eligible, and the node's ``reserved`` flag set (in that same
@@ -180,19 +182,19 @@ def create_reservation(values, node):
     """
     now = timeutils.utcnow()
     row = dict(values, node_id=node.id, created_at=now)
-    params = {'claim_' + name: value for name, value in row.items()}
+    params = {'new_' + name: value for name, value in row.items()}
     try:
         with base.writer() as session:
             # Core, not the ORM: with parameters, the ORM would take the
             # INSERT for a bulk insert of objects.
-            claim, mark = _claim_statements(
+            insert, mark = _reserve_statements(
                 session.get_bind().dialect.name)
             if mark is None:
                 with base.one_statement(session) as connection:
-                    inserted = connection.execute(claim, params).rowcount
+                    inserted = connection.execute(insert, params).rowcount
             else:
                 connection = session.connection()
-                inserted = connection.execute(claim, params).rowcount
+                inserted = connection.execute(insert, params).rowcount
                 if inserted:
                     connection.execute(mark, params)
     except db_exc.DBDuplicateEntry as exc:
@@ -201,8 +203,8 @@ def create_reservation(values, node):
         raise exception.InstanceReserved(
             instance_uuid=values['instance_uuid'])
     except db_exc.DBReferenceError:
-        # A sync removed the node after the claim's read: lost, like a
-        # race with another claim.
+        # A sync removed the node after the candidates were read: lost,
+        # like a race with another reservation.
         raise exception.NodeAlreadyReserved(node=node.uuid)
     if not inserted:
         raise exception.NodeAlreadyReserved(node=node.uuid)

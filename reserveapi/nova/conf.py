@@ -41,7 +41,7 @@ driver_opts = [
                     'partition (GET /v1/capacity: per resource class, the '
                     'free nodes\' traits, the architectures) is reused. '
                     'The resource tracker asks for the inventory on every '
-                    'claim; its cost does not grow with the inventory.'),
+                    'build; its cost does not grow with the inventory.'),
     cfg.IntOpt('traits_cache_time', default=300, min=0,
                deprecated_for_removal=True,
                deprecated_since='2027.1',

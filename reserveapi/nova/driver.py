@@ -57,9 +57,9 @@ def class_inventory(row):
 
     The total is every node of the class. While one is free, reserved is
     the nodes neither free nor held by a reservation (in maintenance,
-    deployed by other means, cleaning): a claim moves a node from free to
-    held and changes nothing here. Reporting the nodes other hosts hold
-    too would change every host's inventory whenever any host claims, and
+    deployed by other means, cleaning): a reservation moves a node from
+    free to held and changes nothing here. Reporting the nodes other hosts hold
+    too would change every host's inventory whenever any host reserves, and
     in a boot storm each of those writes races the boots' allocations on
     that provider (a generation conflict, a reschedule). Once none is
     free, reserved is every node not held by this host (Placement already

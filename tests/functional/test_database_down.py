@@ -175,10 +175,10 @@ class PrivateServerMixin(DatabaseDownMixin):
         statement of that transaction ran, none is committed."""
         return self._kill_server_on('commit')
 
-    def kill_server_before_the_claim_commits(self):
-        """SIGKILL the server at the last moment before a claim commits:
+    def kill_server_before_the_reservation_commits(self):
+        """SIGKILL the server at the last moment before a reservation commits:
         on MariaDB before its COMMIT (its INSERT and flag UPDATE ran); on
-        PostgreSQL, where the claim is one statement and its own
+        PostgreSQL, where its INSERT is one statement and its own
         transaction (db/base.one_statement), as that statement is sent.
         """
         if self.SERVER is not dbservers.PostgreSQLServer:
@@ -186,7 +186,7 @@ class PrivateServerMixin(DatabaseDownMixin):
         return self._kill_server_on(
             'before_cursor_execute',
             lambda conn, cursor, statement, *args: statement.startswith(
-                'WITH claimed'))
+                'WITH inserted'))
 
     def test_stopped_server_is_503_and_nothing_changes(self):
         before = self.snapshot()
@@ -201,20 +201,20 @@ class PrivateServerMixin(DatabaseDownMixin):
 
     def test_killed_while_reserving_leaves_no_reservation(self):
         before = self.snapshot()
-        fired = self.kill_server_before_the_claim_commits()
+        fired = self.kill_server_before_the_reservation_commits()
         self.assertUnavailable(self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
             'request_spec': examples.REQUEST_SPEC}))
         self.assertEqual(1, len(fired))
         self.server.start()
-        # The claim was never committed.
+        # The reservation was never committed.
         self.assertEqual(before, self.snapshot())
         self._reserve()
 
     def test_the_answer_agrees_with_the_database(self):
-        """A server lost where the claim's transaction ends: on MariaDB
+        """A server lost where the reservation's transaction ends: on MariaDB
         before its COMMIT, so nothing is kept and the answer is a 503; on
-        PostgreSQL the claim's statement committed it already (the
+        PostgreSQL the reservation's statement committed it already (the
         transaction's end sends nothing), so the answer is the
         reservation, kept."""
         fired = self._kill_server_on('commit')

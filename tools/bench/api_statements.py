@@ -42,7 +42,7 @@ from tools.bench import benchload
 CONF = reserveapi.conf.CONF
 # The claim's parameters that name the node and the new reservation:
 # each replay sets its own.
-CLAIM_NODE = 'claim_node_id'
+CLAIM_NODE = 'new_node_id'
 
 
 def is_candidate_query(statement):

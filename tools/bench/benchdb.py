@@ -314,10 +314,10 @@ class Backend:
         """The API's claim statements for ``node_id``; whether the node
         was claimed (its INSERT ... SELECT inserts nothing once the node
         is no longer eligible)."""
-        values = {'claim_uuid': reservation,
-                  'claim_instance_uuid': str(uuid.uuid4()),
-                  'claim_host': host, 'claim_node_id': node_id,
-                  'claim_created_at': _utcnow()}
+        values = {'new_uuid': reservation,
+                  'new_instance_uuid': str(uuid.uuid4()),
+                  'new_host': host, 'new_node_id': node_id,
+                  'new_created_at': _utcnow()}
         for statement in api_query['claim']:
             cursor.execute(statement['sql'],
                            _arguments(statement, values))
