@@ -345,8 +345,17 @@ def update(current, changes):
         values['state'] = state
     if not values:
         return current
-    reservation = db_reservations.update_reservation(uuid, current.state,
-                                                     values)
+    try:
+        reservation = db_reservations.update_reservation(
+            uuid, current.state, values)
+    except exception.Conflict:
+        # Changed since it was read: by this very change too, made by a
+        # concurrent request (a retry of this one, resent after its
+        # answer was lost). Then nothing is left to do.
+        now = db_reservations.get_reservation(uuid)
+        if any(getattr(now, name) != value for name, value in values.items()):
+            raise
+        return now
     LOG.info('Reservation %s updated: %s', uuid, values)
     notifications.reservation_updated(current, reservation)
     return reservation

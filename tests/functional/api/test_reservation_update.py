@@ -20,6 +20,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi import reservations
+from reserveapi.common import exception
 from reserveapi.db import models
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
@@ -94,6 +95,22 @@ class TestUpdateReservations(rbase.ReservationTestCase):
         self.assertError(expired, 409, 'reserveapi.invalid_state')
         self.assertEqual('active', self.request('GET', self.path).json[
             'state'])
+
+    def test_a_change_made_meanwhile_by_another_request(self):
+        """Read, then changed by a concurrent request before the write:
+        the same change (a retry whose first answer was lost) is done,
+        another change is a conflict."""
+        stale = reservations.get_reservation(self.reservation['uuid'])
+        reservations.update(stale, {'state': 'active'})
+        again = reservations.update(stale, {'state': 'active'})
+        self.assertEqual('active', again.state)
+        reservations.update(
+            reservations.get_reservation(self.reservation['uuid']),
+            {'host': NEW_HOST})
+        self.assertRaises(exception.Conflict, reservations.update,
+                          stale, {'host': 'compute-9'})
+        now = reservations.get_reservation(self.reservation['uuid'])
+        self.assertEqual((NEW_HOST, 'active'), (now.host, now.state))
 
     def test_both_in_one_patch(self):
         response = self.patch([
