@@ -664,10 +664,9 @@ class Cloud(fixtures.Fixture):
 
         self.keystone = self.useFixture(keystone.KeystoneFixture(
             identities=False))
-        # An Ironic of this test's own: the process-wide one would keep
-        # its files in the first test's temporary directory (imported
-        # here, its module takes that directory for the temporary root),
-        # gone once that test ends.
+        # An Ironic of this test's own, its files in the test's temporary
+        # directory: the process-wide one, imported here inside a test,
+        # would keep them in the first test's, gone once that test ends.
         self.ironic = self.useFixture(ironic.IronicFixture())
         self.ironic.seed_nodes(self.NODES)
         password = secrets.token_urlsafe(16)

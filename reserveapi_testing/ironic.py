@@ -118,10 +118,11 @@ STOP_TIMEOUT = 15
 REQUEST_TIMEOUT = 30
 WAIT_INTERVAL = 0.05
 
-# The process's temporary directory, read before any test runs: oslotest
-# points tempfile at a directory that lives only as long as one test, and a
-# shared Ironic outlives the test that started it.
-_TEMP_ROOT = tempfile.gettempdir()
+# The process's temporary directory, read when this module is imported
+# (every importer of shared_ironic does so at the top, before any test
+# runs): oslotest points tempfile at a directory that lives only as long as
+# one test, and the shared Ironic outlives the test that started it.
+_PROCESS_TEMP_ROOT = tempfile.gettempdir()
 
 FAILED_STATES = ('error', 'clean failed', 'deploy failed', 'inspect failed',
                  'rescue failed', 'unrescue failed', 'service failed',
@@ -169,10 +170,15 @@ class IronicFixture(fixtures.Fixture):
     :param clean_seconds: how long automated cleaning of a node lasts
         (``[fake] vendor_delay``), so tests can see a node ``cleaning``.
     :param config: ``{section: {option: value}}`` added to ``ironic.conf``.
+    :param temp_root: where its directory goes; by default the temporary
+        directory current at set-up, which under oslotest is the test's
+        own and lives exactly as long as the fixture.
     """
 
-    def __init__(self, automated_clean=False, clean_seconds=2, config=None):
+    def __init__(self, automated_clean=False, clean_seconds=2, config=None,
+                 temp_root=None):
         super().__init__()
+        self.temp_root = temp_root
         self.automated_clean = automated_clean
         self.clean_seconds = clean_seconds
         self.extra_config = config or {}
@@ -182,7 +188,7 @@ class IronicFixture(fixtures.Fixture):
 
     def _setUp(self):
         self.base_dir = tempfile.mkdtemp(prefix='reserveapi-ironic-',
-                                         dir=_TEMP_ROOT)
+                                         dir=self.temp_root)
         self.addCleanup(shutil.rmtree, self.base_dir, ignore_errors=True)
         self.port = loopback.free_port()
         self._session = requests.Session()
@@ -576,7 +582,7 @@ def shared_ironic():
     """
     global _shared
     if _shared is None:
-        ironic = IronicFixture()
+        ironic = IronicFixture(temp_root=_PROCESS_TEMP_ROOT)
         ironic.setUp()
         atexit.register(ironic.cleanUp)
         _shared = ironic

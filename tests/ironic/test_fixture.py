@@ -17,6 +17,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid as uuidlib
@@ -161,6 +162,22 @@ class TestNoProcessLeftBehind(oslotest_base.BaseTestCase):
                and time.monotonic() < deadline):
             time.sleep(0.1)
         self.assertEqual([], _live_group_members(orphan_group))
+
+
+class TestOwnIronic(oslotest_base.BaseTestCase):
+
+    def test_keeps_its_files_in_the_test_temporary_directory(self):
+        # oslotest gives each test a temporary directory of its own and
+        # removes it after; an Ironic a test owns lives there, not in the
+        # directory current when the module was imported (which may be an
+        # earlier test's, already gone: the install guide's second cloud).
+        test_dir = tempfile.gettempdir()
+        self.assertNotEqual(ironic_fixture._PROCESS_TEMP_ROOT, test_dir)
+        ironic = self.useFixture(ironic_fixture.IronicFixture())
+        self.assertEqual(test_dir, os.path.dirname(ironic.base_dir))
+        self.assertTrue(os.path.exists(ironic.db_path))
+        self.assertIn(ironic_fixture.DRIVER, requests.get(
+            ironic.endpoint + '/v1/drivers', timeout=10).text)
 
 
 class TestReset(base.IronicTestCase):
