@@ -26,7 +26,6 @@ KEY UPDATE`` on MariaDB/MySQL), never a statement per node.
 import collections
 import dataclasses
 import hashlib
-import json
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -36,6 +35,7 @@ from sqlalchemy.dialects import sqlite
 
 from reserveapi.db import base
 from reserveapi.db import counters
+from reserveapi.db import documents
 from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import node_texts
@@ -296,13 +296,13 @@ def _columns(node):
 _UPSERT_CHUNK = 500
 """Rows per upsert on SQLite: 23 columns each, under its limit of bound
 parameters in one statement. On PostgreSQL and MariaDB/MySQL the rows
-are one parameter (see _rows_source): on PostgreSQL a write is then one
-statement per table, whatever its length (each statement's triggers
-write a version of the same summary counter rows, which the transaction
-cannot prune, and each next upsert walks them all: a million nodes in
-500-row statements cost their square); on MariaDB/MySQL one statement
-per ``_JSON_CHUNK`` rows, well under the server's default packet size
-(16 MB)."""
+are one document (see documents.rows_source): on PostgreSQL a write is
+then one statement per table, whatever its length (each statement's
+triggers write a version of the same summary counter rows, which the
+transaction cannot prune, and each next upsert walks them all: a
+million nodes in 500-row statements cost their square); on
+MariaDB/MySQL one statement per ``_JSON_CHUNK`` rows, well under the
+server's default packet size (16 MB)."""
 _JSON_CHUNK = 5000
 
 
@@ -351,9 +351,9 @@ def _upsert(session, rows, same):
     dialect = session.get_bind().dialect.name
     node = models.Node
     written = (node.uuid, node.id)
-    if dialect in _ROWS_AS_JSON:
+    if dialect in documents.DIALECTS:
         # A new row gets its derived flag here, not by rewriting it later.
-        source, parameters = _rows_source(
+        source, parameters = documents.rows_source(
             dialect, node.__table__, rows, same,
             derived={'schedulable': db_nodes.new_node_schedulable})
         statement = _upsert_statement(dialect, source)
@@ -363,7 +363,7 @@ def _upsert(session, rows, same):
                                    parameters).all()
         # MySQL: no RETURNING; the uuids read back as one document too.
         session.execute(statement, parameters)
-        uuids, parameters = _rows_source(
+        uuids, parameters = documents.rows_source(
             dialect, node.__table__, [{'uuid': row['uuid']} for row in rows])
         return session.execute(
             sa.select(*written).where(node.uuid.in_(uuids)),
@@ -403,83 +403,6 @@ def _upsert_statement(dialect, source=None):
 
 _INSERTS = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert,
             'mysql': mysql.insert}
-
-
-def _insert(session, table, rows):
-    """Insert ``rows`` (dicts of the same columns) into ``table``."""
-    if not rows:
-        return
-    dialect = session.get_bind().dialect.name
-    if dialect in _ROWS_AS_JSON:
-        source, parameters = _rows_source(dialect, table, rows)
-        session.execute(table.insert().from_select(list(rows[0]), source),
-                        parameters)
-    else:
-        session.execute(table.insert(), rows)
-
-
-_ROWS_AS_JSON = ('postgresql', 'mysql')
-
-
-class _HexDocument(sa.types.TypeDecorator):
-    """MariaDB/MySQL: a text written into the statement as a hexadecimal
-    literal, each time it runs (the statement cached without it)."""
-
-    impl = sa.Text
-    cache_ok = True
-
-    def literal_processor(self, dialect):
-        return lambda value: "CONVERT(X'%s' USING utf8mb4)" % (
-            value.encode().hex())
-
-
-def _rows_source(dialect, table, rows, same=None, derived=None):
-    """PostgreSQL and MariaDB/MySQL: a SELECT of ``rows`` (dicts of the
-    same columns of ``table``) sent as one JSON document, typed as those
-    columns, with the values of ``same`` on every row and, for each name
-    of ``derived``, a column computed by its function from the row's
-    values by column name; and the statement's parameters. A chunk is
-    then one statement, whatever its length: json.dumps and the server's
-    JSON parser are C, where a multi-row VALUES costs the client's CPU
-    per value (three times on PostgreSQL; on MariaDB, PyMySQL escaping
-    each value in Python was four fifths of a sync's CPU) and the server
-    parses a constant per value.
-
-    PostgreSQL reads the document from a parameter. PyMySQL would escape
-    a parameter character by character in Python (0.1 s per 5,000
-    nodes), so MariaDB/MySQL reads it from a hexadecimal literal, which
-    needs no escaping (``bytes.hex``: 0.008 s).
-    """
-    columns = list(rows[0])
-    typed = [sa.column(column, table.c[column].type) for column in columns]
-    document = json.dumps(rows)
-    if dialect == 'postgresql':
-        source = sa.func.json_to_recordset(
-            sa.bindparam('rows', type_=sa.Text())).table_valued(
-                *typed).render_derived(with_types=True)
-        parameters = {'rows': document}
-    else:
-        compiler = mysql.dialect()
-        # The table's own column names and types: nothing from the input.
-        source = sa.text(
-            "SELECT * FROM JSON_TABLE(:rows, '$[*]' COLUMNS (%s)) "  # noqa: S608
-            "AS json_rows" % ', '.join(
-                "%s %s PATH '$.%s'" % (
-                    compiler.identifier_preparer.quote(column),
-                    table.c[column].type.compile(dialect=compiler),
-                    column) for column in columns)
-        ).bindparams(sa.bindparam('rows', type_=_HexDocument(),
-                                  literal_execute=True)
-                     ).columns(*typed).subquery('rows')
-        parameters = {'rows': document}
-    values = {column: source.c[column] for column in columns}
-    values.update(
-        (column, sa.bindparam('same_' + column, value,
-                              type_=table.c[column].type))
-        for column, value in (same or {}).items())
-    computed = {name: make(values) for name, make in (derived or {}).items()}
-    return sa.select(*[value.label(name) for name, value
-                       in dict(values, **computed).items()]), parameters
 
 
 def _clear_stale(session, read_at, node_ids=None):
@@ -540,9 +463,9 @@ def _replace_children(session, stale_ids, nodes):
                     for node_id, node in nodes
                     for key, value in node['capabilities'].items()]
     for chunk in _statement_chunks(session, traits, _CHILDREN_CHUNK):
-        _insert(session, models.NodeTrait.__table__, chunk)
+        documents.insert(session, models.NodeTrait.__table__, chunk)
     for chunk in _statement_chunks(session, capabilities, _CHILDREN_CHUNK):
-        _insert(session, models.NodeCapability.__table__, chunk)
+        documents.insert(session, models.NodeCapability.__table__, chunk)
 
 
 def analyze():

@@ -113,7 +113,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # reserveapi/db/ in layers: a module imports only the db modules of the
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends'),
-             ('models', 'base', 'records', 'node_texts'),
+             ('models', 'base', 'records', 'node_texts', 'documents'),
              ('matching', 'migration', 'healthcheck', 'services',
               'counters', 'leases'),
              ('nodes', 'mirror'),

@@ -365,13 +365,23 @@ class TestCountedByStatement(_SummaryTestCase):
     def test_window_counts_what_it_was_told(self):
         _Actions(4).sync()
         node = models.Node
-        with db_base.writer() as session:
-            ids = list(session.scalars(sa.select(node.id).limit(5)))
-            with self._window(session, ids):
-                session.execute(sa.update(node).where(node.id.in_(ids))
-                                .values(cpus=node.cpus + 3))
-        self.assertEqual(0, derived.check_counters().found)
-        self.assertSummaryExact()
+        with db_base.reader() as session:
+            every = list(session.scalars(sa.select(node.id)
+                                         .order_by(node.id)))
+        # Ids in one run (read by its range), in runs with gaps between
+        # (the nodes between must not count), and in more runs than
+        # counters.RANGES (read by the list of ids).
+        for ids, ranges in ((every[:5], counters.RANGES),
+                            (every[::2], counters.RANGES),
+                            (every[::2], 1)):
+            with fixtures.MockPatchObject(counters, 'RANGES', ranges):
+                with db_base.writer() as session:
+                    with self._window(session, ids):
+                        session.execute(
+                            sa.update(node).where(node.id.in_(ids))
+                            .values(cpus=node.cpus + 3))
+            self.assertEqual(0, derived.check_counters().found)
+            self.assertSummaryExact()
 
     def test_an_error_in_the_window_leaves_the_triggers_on(self):
         _Actions(5).sync()
@@ -462,3 +472,29 @@ class TestCountedByStatement(_SummaryTestCase):
         self.assertEqual(0, counters.fold())
         self.assertSummaryExact()
         self.assertEqual(0, derived.check_counters().found)
+
+    def test_the_windows_of_a_transaction_append_to_the_same_rows(self):
+        """A sync's pages, each a window of one transaction, leave one
+        set of rows to fold, not one a page."""
+        _Actions(10).sync()
+        counters.fold()  # what the sync appended
+        node = models.Node
+
+        def appended_by(windows):
+            with db_base.writer() as session:
+                ids = list(session.scalars(sa.select(node.id)))
+                for _window in range(windows):
+                    with self._window(session, ids):
+                        session.execute(
+                            sa.update(node).where(node.id.in_(ids))
+                            .values(memory_mb=node.memory_mb + 1))
+            self.assertSummaryExact()
+            self.assertEqual(0, derived.check_counters().found)
+            appended = self._appended()
+            counters.fold()
+            return appended
+
+        one = appended_by(1)
+        self.assertGreater(one, 0)
+        self.assertEqual(one, appended_by(3))
+        self.assertSummaryExact()
