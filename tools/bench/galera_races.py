@@ -33,7 +33,9 @@ reservations, one client each; timed against the same document synced
 into a database of the single MariaDB server on 127.0.0.1 in the same
 run (target: at most ``SYNC_TARGET_X`` times its time), the cluster's
 nodes given that server's InnoDB buffer pool and redo log sizes, with
-the reservations' answers and p50/p99 (target: no 5xx).
+the reservations' answers and p50/p99 (target: no 5xx). Last, the same
+sync through the first node into a second database of the cluster while
+no one serves: Galera's own share of the time, apart from the load.
 
 Usage (from the top of the tree, where reserveapi is installed; root
 or not, the cluster runs as the ``mysql`` user when root)::
@@ -66,10 +68,12 @@ from tools.bench import benchdb
 WRITERS = 3
 TIMEOUT = 60
 SYNC_TARGET_X = 2.0
+"""Issue 37: the Galera sync within this factor of one MariaDB's."""
 SYNC_GCACHE = '512M'
 """Each node's Galera cache in the sync phase: the sync's write set
 whole, rather than spilled to page files."""
-"""Issue 37: the Galera sync within this factor of one MariaDB's."""
+QUIET_DATABASE = 'reserveapi_quiet'
+"""The cluster's second database, synced while no one serves."""
 GENERATOR = pathlib.Path(__file__).resolve().parents[1] / (
     'generate_inventory.py')
 
@@ -164,6 +168,7 @@ def main():
             if document:
                 failed = sync_phase(apis, document, args.sync_nodes,
                                     single_s)
+                quiet_cluster_sync(cluster, served, document, single_s)
             if args.logs:
                 os.makedirs(args.logs, exist_ok=True)
                 for index in range(WRITERS):
@@ -210,6 +215,32 @@ def _timed_sync(api, document):
     return elapsed
 
 
+def _sync_into(served, url, document):
+    """Seconds of the initial sync of ``document`` into the empty
+    database at ``url``, migrated first."""
+    api = deployment.Deployment(served)
+    api.setUp()
+    try:
+        api.database_url = url
+        api.config['database']['connection'] = url
+        api.write_config()
+        api.migrate()
+        return _timed_sync(api, document)
+    finally:
+        api.cleanUp()
+
+
+def quiet_cluster_sync(cluster, served, document, single_s):
+    """The same sync through the first node into a database of its own
+    while no one serves: what Galera's replication costs by itself,
+    apart from the reservations sharing the machine with it."""
+    url = cluster.nodes[0].create_database(QUIET_DATABASE)
+    seconds = _sync_into(served, url, document)
+    print('Galera, the same sync through node 1 with no one serving '
+          '(database %s): %.1f s, %.2f x one MariaDB server'
+          % (QUIET_DATABASE, seconds, seconds / single_s))
+
+
 def single_server_sync(served, document):
     """The same initial sync into a database of the one MariaDB server on
     127.0.0.1: the floor the cluster is judged against. Returns its
@@ -224,16 +255,7 @@ def single_server_sync(served, document):
                 'SELECT @@innodb_buffer_pool_size, '
                 '@@innodb_log_file_size').one()
         engine.dispose()
-        api = deployment.Deployment(served)
-        api.setUp()
-        try:
-            api.database_url = backend.connection_url
-            api.config['database']['connection'] = api.database_url
-            api.write_config()
-            api.migrate()
-            seconds = _timed_sync(api, document)
-        finally:
-            api.cleanUp()
+        seconds = _sync_into(served, backend.connection_url, document)
     print('single MariaDB server: initial sync %.1f s (InnoDB buffer pool '
           '%d MB, redo log %d MB; the cluster\'s nodes get the same, and '
           'a Galera cache of %s)' % (seconds, buffer_pool >> 20,
