@@ -104,13 +104,15 @@ def _of_nodes(node_ids):
     range too, by which the database reads them by key, whatever it
     guesses of a long list of values."""
     node = models.Node
-    starts = [0] + [index for index in range(1, len(node_ids))
-                    if node_ids[index] != node_ids[index - 1] + 1]
-    if len(starts) <= RANGES:
-        ends = [start - 1 for start in starts[1:]] + [len(node_ids) - 1]
-        return (sa.or_(*[node.id.between(node_ids[start], node_ids[end])
-                         for start, end in zip(starts, ends,
-                                               strict=True)]),)
+    runs = []  # [first, last] of each run
+    for node_id in node_ids:
+        if runs and node_id == runs[-1][1] + 1:
+            runs[-1][1] = node_id
+        else:
+            runs.append([node_id, node_id])
+    if len(runs) <= RANGES:
+        return (sa.or_(*[node.id.between(first, last)
+                         for first, last in runs]),)
     return (node.id.between(node_ids[0], node_ids[-1]),
             node.id.in_(node_ids))
 

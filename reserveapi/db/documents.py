@@ -37,7 +37,7 @@ DIALECTS = ('postgresql', 'mysql')
 """The dialects that read rows from one JSON document."""
 
 
-class HexDocument(sa.types.TypeDecorator):
+class _HexDocument(sa.types.TypeDecorator):
     """MariaDB/MySQL: a text written into the statement as a hexadecimal
     literal, each time it runs (the statement cached without it)."""
 
@@ -68,12 +68,11 @@ def rows_source(dialect, table, rows, same=None, derived=None):
     """
     columns = list(rows[0])
     typed = [sa.column(column, table.c[column].type) for column in columns]
-    document = json.dumps(rows)
+    parameters = {'rows': json.dumps(rows)}
     if dialect == 'postgresql':
         source = sa.func.json_to_recordset(
             sa.bindparam('rows', type_=sa.Text())).table_valued(
                 *typed).render_derived(with_types=True)
-        parameters = {'rows': document}
     else:
         compiler = mysql.dialect()
         # The table's own column names and types: nothing from the input.
@@ -84,10 +83,9 @@ def rows_source(dialect, table, rows, same=None, derived=None):
                     compiler.identifier_preparer.quote(column),
                     table.c[column].type.compile(dialect=compiler),
                     column) for column in columns)
-        ).bindparams(sa.bindparam('rows', type_=HexDocument(),
+        ).bindparams(sa.bindparam('rows', type_=_HexDocument(),
                                   literal_execute=True)
                      ).columns(*typed).subquery('rows')
-        parameters = {'rows': document}
     values = {column: source.c[column] for column in columns}
     values.update(
         (column, sa.bindparam('same_' + column, value,
