@@ -12,3 +12,8 @@
 
 """Console entry points: each parses its command line and calls one layer
 below."""
+
+from reserveapi.common import python_warnings
+
+# Before any command imports a library: libraries warn when imported.
+python_warnings.route_to_log()

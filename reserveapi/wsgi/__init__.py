@@ -11,3 +11,8 @@
 # under the License.
 
 """The WSGI application for uWSGI, gunicorn or mod_wsgi."""
+
+from reserveapi.common import python_warnings
+
+# Before the application imports a library: libraries warn when imported.
+python_warnings.route_to_log()
