@@ -46,11 +46,19 @@ def outcomes(stream):
     return found
 
 
+def scenarios(test_id):
+    """The scenario names a test id ends with: ``test_x(PostgreSQL,leases)``
+    has two, ``test_x(MySQL)`` one."""
+    if not test_id.endswith(')') or '(' not in test_id:
+        return ()
+    return tuple(test_id[test_id.rindex('(') + 1:-1].split(','))
+
+
 def summary(found):
     counts = {}
     for scenario, name in BACKENDS:
         ours = [status for test_id, status in found.items()
-                if test_id.endswith('(%s)' % scenario)]
+                if scenario in scenarios(test_id)]
         counts[name] = (len(ours), ours.count('skip'))
     total = sum(count for count, _skipped in counts.values())
     skipped = sum(skipped for _count, skipped in counts.values())

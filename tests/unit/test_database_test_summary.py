@@ -61,3 +61,16 @@ class TestDatabaseTestSummary(base.BaseTestCase):
         self.assertEqual(
             'Database tests: none of this run is on PostgreSQL or MariaDB.',
             self.summary(a__test_x_SQ='success'))
+
+    def test_ids_with_several_scenarios_are_counted(self):
+        found = database_test_summary.outcomes(stream(**{
+            'a.test_x(PostgreSQL,mirror_hosts)': 'skip',
+            'a.test_x(mirror_hosts,MySQL)': 'skip',
+            'a.test_x(SQLite,mirror_hosts)': 'success',
+            'a.test_y(PostgreSQL)': 'success'}))
+        self.assertEqual(
+            'Database tests: 2 of 3 skipped (PostgreSQL 1, MariaDB/MySQL '
+            '1): their servers, or the openstack_citest user and database, '
+            'are missing; tools/ensure-test-databases.sh sets them up on '
+            'this machine, then run the tests again.',
+            database_test_summary.summary(found))
