@@ -32,8 +32,8 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi import version
-from reserveapi.common import exception
 from reserveapi.common import lease
+from reserveapi.common import outages
 import reserveapi.conf
 from reserveapi.db import migration
 from reserveapi.db import services as db_services
@@ -79,11 +79,13 @@ class Heartbeat:
         while True:
             try:
                 self.beat()
-            except exception.ServiceUnavailable as exc:
-                LOG.debug('Could not record this process\'s heartbeat: %s',
-                          exc.detail)
-            except Exception:  # a bug: the service must serve on
-                LOG.exception('Could not record this process\'s heartbeat')
+            except Exception as exc:  # the service must serve on
+                if outages.peer(exc) == 'other':  # a bug
+                    LOG.exception('Could not record this process\'s '
+                                  'heartbeat')
+                else:  # the database's outage, which its users log
+                    LOG.debug('Could not record this process\'s heartbeat: '
+                              '%s', outages.cause(exc)[1])
             if self._stop.wait(CONF.service_heartbeat_interval):
                 return
 

@@ -116,6 +116,18 @@ def cause(error):
     return (name, where, error_class), text
 
 
+def log_failure(logger, what, error):
+    """``what`` (words) failed with ``error``, once: a peer's failure (the
+    database's connection lost under a job, Ironic down) is one WARNING
+    line naming the peer, its traceback at DEBUG; anything else can only
+    be a bug of ours, and is logged at ERROR with its traceback."""
+    if peer(error) == 'other':
+        logger.error('%s', what, exc_info=error)
+        return
+    logger.warning('%s: %s', what, cause(error)[1])
+    logger.debug('%s', what, exc_info=error)
+
+
 def _duration(seconds):
     if seconds < 90:
         return '%d s' % seconds

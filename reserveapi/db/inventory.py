@@ -179,9 +179,14 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
 
     A request for a pair already waiting counts as a new one
     (``generation``), so that a clear under way, which may have read
-    Ironic before this request's reason arose, does not end it. Two
-    processes inserting the same pair at once: the loser's transaction
-    fails with DBDuplicateEntry, for its caller to retry.
+    Ironic before this request's reason arose, does not end it. The row
+    is updated, or inserted when the update finds none: never read
+    first, since a row read may be gone by the update (the guard of a
+    claim made again, finished meanwhile by a process that found the
+    reservation still standing), and this request would then leave no
+    row, and the claim in Ironic, behind. Two processes inserting the
+    same pair at once: the loser's transaction fails with
+    DBDuplicateEntry, for its caller to retry.
     """
     table = models.IronicRelease
     due = now + datetime.timedelta(seconds=request.delay)
@@ -190,14 +195,13 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
         until = now + datetime.timedelta(seconds=request.lease_seconds)
     pair = _release_pair(node_uuid, instance_uuid)
     nodes.mark_stale_by_uuid(session, node_uuid, now)
-    if session.scalar(sa.select(table.id).where(*pair)) is None:
+    if not session.execute(sa.update(table).where(*pair).values(
+            generation=table.generation + 1, next_attempt_at=due,
+            updated_at=now)).rowcount:
         _insert_release(session, node_uuid, instance_uuid, now,
                         next_attempt_at=due,
                         **_RELEASE_LEASE.values(request.holder, until))
         return
-    session.execute(sa.update(table).where(*pair).values(
-        generation=table.generation + 1, next_attempt_at=due,
-        updated_at=now))
     if request.holder is not None:
         _RELEASE_LEASE.take(session, request.holder, until, now, *pair)
 

@@ -47,6 +47,7 @@ from oslo_utils import timeutils
 
 from reserveapi.common import exception
 from reserveapi.common import lease
+from reserveapi.common import outages
 from reserveapi.common import states
 from reserveapi.db import inventory as db_inventory
 from reserveapi.inventory import sync as inventory_sync
@@ -236,10 +237,10 @@ def clear_quietly(source, node_uuid, instance_uuid):
         clear(source, node_uuid, instance_uuid)
     except exception.ServiceUnavailable:
         pass  # postponed and logged: the worker clears it
-    except Exception:
-        LOG.exception('Could not clear the claim of instance %s on Ironic '
-                      'node %s now; a worker will.', instance_uuid,
-                      node_uuid)
+    except Exception as error:
+        outages.log_failure(
+            LOG, 'Could not clear the claim of instance %s on Ironic node '
+            '%s now; a worker will' % (instance_uuid, node_uuid), error)
 
 
 def clear_due(source):

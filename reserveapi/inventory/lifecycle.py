@@ -26,6 +26,17 @@ What a failure of Ironic while claiming does to the reservation, to its
 node and to the claim is declared once, in ``FAILURES``.
 ``inventory.claims`` makes the claims and clears them; it decides
 nothing.
+
+Together they keep one invariant, in whatever order a request's claim,
+the worker's repair, a release, an expiry and a takeover interleave: a
+claim of ours in Ironic stands only while a live reservation holds its
+node, or while a release row (``ironic_releases``) stands for it, and
+that row is cleared by the process that wrote it or, once its lease
+lapses, by a worker. Every end of a reservation writes such a row in the
+transaction that ends it, and every claim made again is made under one
+(``claims.guard``); a row is removed only by a clear, or by a guard
+whose reservation was found live, and a request written meanwhile keeps
+it (its generation).
 """
 
 import enum

@@ -149,3 +149,37 @@ class TestOutageLog(base.BaseTestCase):
         self.assertNotIn('Traceback', self.log.output)
         self.assertIn('DEBUG Job expire-reservations failed\nTraceback',
                       debug.output)
+
+
+class TestLogFailure(base.BaseTestCase):
+    """A failure outside a job's outage log: one line for a peer, the
+    traceback only for a bug."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name=LOGGER, level=logging.INFO,
+            format='%(levelname)s %(message)s'))
+
+    def fail_with(self, error):
+        try:
+            raise error
+        except Exception as raised:
+            outages.log_failure(logging.getLogger(LOGGER), 'Could not do it',
+                                raised)
+        return self.log.output.splitlines()
+
+    def test_a_lost_database_connection_is_one_warning(self):
+        lost = db_exc.DBConnectionError(
+            'server closed the connection unexpectedly\n\tThis probably '
+            'means the server terminated abnormally')
+        self.assertEqual(
+            ['WARNING Could not do it: database: DBConnectionError: server '
+             'closed the connection unexpectedly This probably means the '
+             'server terminated abnormally'], self.fail_with(lost))
+
+    def test_a_bug_keeps_its_traceback(self):
+        lines = self.fail_with(KeyError('node'))
+        self.assertEqual('ERROR Could not do it', lines[0])
+        self.assertIn('Traceback (most recent call last):', lines)
+        self.assertEqual("KeyError: 'node'", lines[-1])

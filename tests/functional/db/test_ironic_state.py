@@ -19,6 +19,8 @@ pinned on SQLite, PostgreSQL and MariaDB.
 """
 
 import datetime
+import threading
+import time
 import uuid
 
 import fixtures
@@ -370,6 +372,39 @@ class TestIronicReleases(DBStateTestCase):
             *pair, 'api1', generation))
         due, = db_inventory.due_ironic_releases(10)
         self.assertEqual(pair, (due.node_uuid, due.instance_uuid))
+
+    def test_a_release_outlives_a_guard_finished_under_it(self):
+        """Issue 46's race: the worker's claim made again finds the
+        reservation standing and finishes its guard row while the
+        reservation's release, which read that row, is writing its own
+        request: the release must leave a row, or nothing ever clears
+        the claim the worker made."""
+        upsert([node('n1')])
+        reservation = self.reserve('n1')
+        pair = reservation.node_uuid, reservation.instance_uuid
+        self.assertEqual(0, db_inventory.guard_ironic_claim(
+            *pair, 'worker', 60, delay=20))
+        deleted = threading.Event()
+
+        def finish_slowly():
+            # finish_ironic_release's DELETE, committed a second later.
+            with db_base.writer() as session:
+                session.execute(sa.delete(models.IronicRelease).where(
+                    models.IronicRelease.node_uuid == pair[0]))
+                deleted.set()
+                time.sleep(1)
+
+        finisher = threading.Thread(target=finish_slowly)
+        finisher.start()
+        self.addCleanup(finisher.join)
+        self.assertTrue(deleted.wait(10))
+        db_reservations.delete_reservation(
+            reservation, stale=True, clear_in_ironic=db_inventory.ClearRequest(
+                holder='api', lease_seconds=60))
+        finisher.join()
+
+        self.assertEqual(1, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.take_ironic_release(*pair, 'api', 60))
 
     def test_expiry_asks_clears_and_stales_nodes(self):
         upsert([node('n1'), node('n2')])
