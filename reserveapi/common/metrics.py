@@ -90,6 +90,11 @@ IRONIC_CLAIM_CONFLICTS = prometheus_client.Counter(
     'Claims Ironic refused or answered with a node we cannot use (another '
     'instance, a state transition, the instance on another node): the '
     'reservation moved on to the next node.')
+IRONIC_ORPHAN_CLAIMS = prometheus_client.Counter(
+    _name('ironic_orphan_claims'),
+    'Claims of ours the reconcile pass found in Ironic on an available '
+    'node that no reservation held and no clear stood for, and cleared: '
+    'each was a node lost to every scheduler until then.')
 
 # The inventory sync -----------------------------------------------------
 

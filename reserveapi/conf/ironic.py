@@ -69,6 +69,12 @@ opts = [
                     'clear claims left in Ironic (released while Ironic '
                     'was down) and repair reservations Ironic '
                     'contradicts, logging each. 0 disables them.'),
+    cfg.IntOpt('orphan_claim_grace', default=300, min=0,
+               help='Seconds a claim of ours may stand on an available '
+                    'Ironic node with no reservation holding it and no '
+                    'clear under way before the reconcile pass clears it '
+                    '(a claim on its way to its reservation is far '
+                    'younger). Claims of other tools are never touched.'),
 ]
 
 

@@ -363,6 +363,23 @@ def count_ironic_releases():
             models.IronicRelease))
 
 
+def claim_is_orphaned(node_uuid, instance_uuid):
+    """Whether nothing of ours stands for the pair's claim in Ironic: no
+    live reservation of the instance (on any node), and no release row
+    for the pair (a clear under way, or a claim made again).
+
+    :raises: DBError
+    """
+    release = models.IronicRelease
+    with base.reader() as session:
+        return session.scalar(
+            sa.select(models.Reservation.id).where(
+                models.Reservation.active_instance_uuid == instance_uuid)
+        ) is None and session.scalar(
+            sa.select(release.id).where(
+                *_release_pair(node_uuid, instance_uuid))) is None
+
+
 def holds_live(node_uuid, instance_uuid):
     """Whether a live reservation holds ``node_uuid`` for ``instance_uuid``.
 

@@ -59,6 +59,11 @@ FIELDS = tuple(field.name for field in node_fields.FIELDS
 sizes, cpu_arch and capabilities come in ``properties``
 (``fields=allocation_uuid`` would even be a 500 in Ironic 39)."""
 
+CLAIMED_BY = ('claimed_by', 'reserveapi')
+"""The key and value every claim of ours adds to the node's
+``instance_info``: a claim left behind is known to be ours, and one of
+another tool is left alone."""
+
 FIRST_CHANGES_PAGE = 50
 """An incremental pass starts with a page this small (a quiet cloud
 has nothing newer) and doubles it while every node is new."""
@@ -320,8 +325,10 @@ class IronicSource:
     def _claim(self, node_uuid, instance_uuid, info):
         patch = [{'op': 'add', 'path': '/instance_uuid',
                   'value': instance_uuid}]
+        marked = dict(info)
+        marked[CLAIMED_BY[0]] = CLAIMED_BY[1]
         patch.extend({'op': 'add', 'path': '/instance_info/%s' % key,
-                      'value': value} for key, value in sorted(info.items()))
+                      'value': value} for key, value in sorted(marked.items()))
         try:
             with metrics.IRONIC_CLAIM_DURATION.time():
                 answer = self._patch(node_uuid, patch)
@@ -352,6 +359,23 @@ class IronicSource:
             raise exception.NodeTaken(peers.describe_error(error))
         except peers.ironic_failures() as error:
             raise peers.ironic_unavailable(error)
+
+    def our_claims_on_available_nodes(self):
+        """``(node uuid, instance uuid, Ironic's updated_at)`` of every
+        available node of our partition that carries a claim of ours
+        (``CLAIMED_BY``): claims on their way to a deployment, and any
+        left behind. Few in a healthy cloud: one request, every page.
+
+        :raises: IronicUnavailable
+        """
+        return [
+            (node.uuid, node.instance_uuid, _utc(node.updated_at))
+            for node in self._list(for_sync=False, detail=True,
+                                   associated=True,
+                                   provision_state=states.AVAILABLE,
+                                   limit=0)
+            if (node.instance_info or {}).get(CLAIMED_BY[0]) == (
+                CLAIMED_BY[1])]
 
     def find_claim(self, instance_uuid):
         """``(node uuid, provision state)`` of the node Ironic has the

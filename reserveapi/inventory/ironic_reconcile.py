@@ -29,12 +29,23 @@ Two kinds of work, both for the Ironic source only:
   cleared again) and never ends a reservation whose node carries its
   instance. Every disagreement is logged, at every pass, until it is
   gone.
+* Claims of ours (``ironic.CLAIMED_BY``) on available nodes that no
+  reservation holds and no release row stands for, older than
+  ``[ironic] orphan_claim_grace``: none should exist, but each would
+  keep its node from every scheduler for good. Each is logged, counted
+  and cleared the way a release clears its claim.
 """
 
+import datetime
+
 from oslo_log import log
+from oslo_utils import timeutils
 
 from reserveapi.common import exception
+from reserveapi.common import metrics
 from reserveapi.common import states
+import reserveapi.conf
+from reserveapi.db import inventory as db_inventory
 from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import lifecycle
@@ -42,6 +53,7 @@ from reserveapi.inventory import sources
 from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
 
 PER_PASS = 500
 """Releases, and disagreements, handled by one pass at most."""
@@ -53,7 +65,7 @@ def reconcile():
     Ironic unreachable ends the pass early (noted, logged once per
     outage); the next pass carries on.
     """
-    counts = {'released': 0, 'repaired': 0, 'reported': 0}
+    counts = {'released': 0, 'repaired': 0, 'reported': 0, 'orphaned': 0}
     if not sources.configured().reconciled:
         return counts
     source = sources.ironic_source()
@@ -62,6 +74,8 @@ def reconcile():
         last = inventory_sync.last_sync()
         if last is not None:
             _check_reservations(source, last.synced_at, counts)
+        if sources.configured().claims_in_ironic:
+            counts['orphaned'] = _clear_orphans(source)
     except exception.IronicUnavailable as error:
         inventory_sync.note_outage(error)
     if any(counts.values()):
@@ -88,6 +102,28 @@ def _check_reservations(source, synced_at, counts):
         else:
             _repair(source, reservation, node)
             counts['repaired'] += 1
+
+
+def _clear_orphans(source):
+    """Clear our claims that nothing of ours stands for; how many."""
+    grace = datetime.timedelta(seconds=CONF.ironic.orphan_claim_grace)
+    now = timeutils.utcnow()
+    found = 0
+    for node_uuid, instance_uuid, changed in (
+            source.our_claims_on_available_nodes()[:PER_PASS]):
+        if changed is not None and now - changed < grace:
+            continue  # on its way: its reservation may not be written yet
+        if not db_inventory.claim_is_orphaned(node_uuid, instance_uuid):
+            continue
+        LOG.warning('Ironic node %s carries a claim of ours for instance %s '
+                    'that no reservation holds and no clear stands for; '
+                    'clearing it.', node_uuid, instance_uuid)
+        metrics.IRONIC_ORPHAN_CLAIMS.inc()
+        db_inventory.request_ironic_release(node_uuid, instance_uuid,
+                                            claims.clear_now())
+        claims.clear_quietly(source, node_uuid, instance_uuid)
+        found += 1
+    return found
 
 
 def _report(reservation, node):

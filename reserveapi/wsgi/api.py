@@ -21,8 +21,8 @@ every command reads without --config-file (oslo.config's search:
 
 import os
 import signal
-import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -77,20 +77,28 @@ def _refuse(error):
     raise SystemExit(REFUSED)
 
 
-_refusal = []
-
-
 def _first_to_refuse():
     """Whether no other worker of this master refused yet: the first
-    binds an abstract socket named after the master, released when it
-    exits."""
-    claim = socket.socket(socket.AF_UNIX)
+    creates a file named after the master (its pid and start time). A
+    file, not a name bound while the first lives: a sibling slow to load
+    on a busy host may come to refuse after the first has exited, before
+    the master stopped it. The empty file stays in the temporary
+    directory, one per refused start."""
+    master = os.getppid()
     try:
-        claim.bind('\0reserveapi-refused-%d' % os.getppid())
+        with open('/proc/%d/stat' % master) as stat:
+            started = stat.read().rpartition(')')[2].split()[19]
     except OSError:
-        claim.close()
+        started = 'unknown'
+    marker = os.path.join(tempfile.gettempdir(), 'reserveapi-refused-%d-%s'
+                          % (master, started))
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY,
+                         0o600))
+    except FileExistsError:
         return False
-    _refusal.append(claim)
+    except OSError:
+        pass  # no temporary directory: each refuses on its own
     return True
 
 

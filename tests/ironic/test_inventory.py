@@ -27,6 +27,7 @@ import uuid as uuidlib
 import fixtures
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
+import prometheus_client
 import sqlalchemy as sa
 
 from reserveapi.cmd import status
@@ -48,8 +49,10 @@ V1_1 = {'OpenStack-API-Version': 'baremetal-reservation 1.1'}
 EXPECTED_INSTANCE_INFO = {
     'capabilities': json.dumps({'boot_mode': 'uefi'}),
     'traits': ['CUSTOM_RAID', 'HW_CPU_X86_AVX2'],
+    'claimed_by': 'reserveapi',
 }
-"""What Nova's patcher writes for the example request spec."""
+"""What Nova's patcher writes for the example request spec, and the
+mark of our claims."""
 
 
 class ProcessDied(BaseException):
@@ -410,6 +413,53 @@ class TestReconcile(InventoryTestCase):
             self.assertIn('Ended reservation %s' % reservations[node]['uuid'],
                           logs.output)
         self.assertEqual(other, self.ironic.get_node(taken)['instance_uuid'])
+
+
+    def orphans_counted(self):
+        return prometheus_client.REGISTRY.get_sample_value(
+            'reserveapi_ironic_orphan_claims_total') or 0
+
+    def test_a_claim_of_ours_left_behind_is_cleared_after_its_grace(self):
+        orphan, foreign, held = self.seed(3)
+        self.sync_nodes()
+        reservation = self.reserve(status=201, candidate_nodes=[held]).json
+        # Issue 46's leak: a claim of ours that no reservation holds and
+        # no release row stands for; beside it another tool's claim.
+        lost_instance, other = str(uuidlib.uuid4()), str(uuidlib.uuid4())
+        self.ironic.update_node(
+            orphan, instance_uuid=lost_instance,
+            instance_info={'claimed_by': 'reserveapi'})
+        self.ironic.update_node(foreign, instance_uuid=other)
+        before = self.orphans_counted()
+        logs = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+
+        # Younger than the grace: perhaps on its way to a reservation.
+        self.config(orphan_claim_grace=3600, group='ironic')
+        self.assertEqual(0, ironic_reconcile.reconcile()['orphaned'])
+        self.assertEqual(lost_instance,
+                         self.ironic.get_node(orphan)['instance_uuid'])
+
+        self.config(orphan_claim_grace=0, group='ironic')
+        self.assertEqual(1, ironic_reconcile.reconcile()['orphaned'])
+
+        self.assertEqual((None, {}), (
+            self.ironic.get_node(orphan)['instance_uuid'],
+            self.ironic.get_node(orphan)['instance_info']))
+        self.assertEqual(other,
+                         self.ironic.get_node(foreign)['instance_uuid'])
+        self.assertEqual(reservation['instance_uuid'],
+                         self.ironic.get_node(held)['instance_uuid'])
+        self.assertEqual(1, self.orphans_counted() - before)
+        self.assertEqual(
+            ['Ironic node %s carries a claim of ours for instance %s that no '
+             'reservation holds and no clear stands for; clearing it.'
+             % (orphan, lost_instance)],
+            [line for line in logs.output.splitlines() if orphan in line])
+        self.assertEqual(0, db_inventory.count_ironic_releases())
+        # Cleared: the next pass finds nothing, and the node is given.
+        self.assertEqual(0, ironic_reconcile.reconcile()['orphaned'])
+        self.assertEqual(orphan, self.reserve(
+            status=201, candidate_nodes=[orphan]).json['node_uuid'])
 
 
 class TestStatus(InventoryTestCase):

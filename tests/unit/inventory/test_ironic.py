@@ -438,6 +438,8 @@ class TestClaim(SourceTestCase):
             {'op': 'add', 'path': '/instance_uuid', 'value': INSTANCE},
             {'op': 'add', 'path': '/instance_info/capabilities',
              'value': '{"boot_mode": "uefi"}'},
+            {'op': 'add', 'path': '/instance_info/claimed_by',
+             'value': 'reserveapi'},
             {'op': 'add', 'path': '/instance_info/traits',
              'value': ['CUSTOM_A']}])
         self.nodes.get.assert_not_called()
