@@ -229,6 +229,16 @@ class NoSchema(DatabaseUnavailable):
                '"reserveapi-dbsync upgrade".')
 
 
+class NoDatabase(DatabaseUnavailable):
+    """The server answers, but has no database of the name
+    ``[database] connection`` gives."""
+
+    code = 'reserveapi.no_database'
+    msg_fmt = ('The database server has no database of the name [database] '
+               'connection gives: create it (the install guide says how), '
+               'then run "reserveapi-dbsync upgrade".')
+
+
 class DatabaseUnhealthy(ServiceUnavailable):
     """The database answers, but this node must not take traffic (a
     Galera node not Synced or not Primary): ``GET /healthcheck`` says

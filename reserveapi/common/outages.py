@@ -48,6 +48,9 @@ _PEERS = ((exception.DatabaseUnavailable, 'database'),
           (exception.HostHasNoProvider, 'placement'),
           (exception.NovaError, 'nova'))
 _DATABASE_ERRORS = ('DBError', 'DBAPIError')
+_SAY_WHAT_TO_DO = (exception.NoSchema, exception.NoDatabase)
+"""Failures whose message says what the operator must do, which the
+line adds."""
 PEERS = ('database', 'ironic', 'placement', 'nova', 'other')
 """Every value ``peer`` answers."""
 
@@ -113,6 +116,8 @@ def cause(error):
         error_class = type(_innermost(error)).__name__
     text = '%s%s: %s: %s' % (name, ' ' + where if where else '',
                              error_class, _one_line(detail))
+    if isinstance(error, _SAY_WHAT_TO_DO):
+        text += ': ' + str(error)
     return (name, where, error_class), text
 
 

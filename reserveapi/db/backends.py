@@ -52,7 +52,9 @@ A ROLLBACK answered with 1213 is done: it is not an error
 """
 
 import contextlib
+import logging
 import os
+import sqlite3
 import threading
 
 from oslo_config import cfg
@@ -163,14 +165,34 @@ def _no_schema_is_said(engine):
     @sa.event.listens_for(engine, 'handle_error')
     def no_such_table(context):
         error = context.original_exception
-        args = getattr(error, 'args', ())
-        if (getattr(error, 'pgcode', None) == POSTGRESQL_UNDEFINED_TABLE
-                or (args and args[0] == MYSQL_NO_SUCH_TABLE)
-                or (engine.dialect.name == 'sqlite'
-                    and str(error).startswith('no such table'))):
+        if _is_missing_table(error):
             raise exception.NoSchema(cause='%s %s' % (
                 type(error).__name__,
                 str(error).strip().splitlines()[0])) from error
+
+
+def _is_missing_table(error):
+    """Whether a driver's ``error`` says a table does not exist."""
+    args = getattr(error, 'args', ())
+    return (getattr(error, 'pgcode', None) == POSTGRESQL_UNDEFINED_TABLE
+            or (bool(args) and args[0] == MYSQL_NO_SUCH_TABLE)
+            or (isinstance(error, sqlite3.OperationalError)
+                and str(error).startswith('no such table')))
+
+
+class _NoTracebackForMissingTables(logging.Filter):
+    """oslo.db logs every error no filter of its own knows with its
+    traceback, before ``no_such_table`` says it in one line: a worker
+    started before reserveapi-dbsync wrote tracebacks by the hundred."""
+
+    def filter(self, record):
+        error = record.exc_info[1] if record.exc_info else None
+        return not (error is not None and _is_missing_table(
+            getattr(error, 'orig', None) or error))
+
+
+logging.getLogger('oslo_db.sqlalchemy.exc_filters').addFilter(
+    _NoTracebackForMissingTables())
 
 
 def _configure_sqlite(engine):

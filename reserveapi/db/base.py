@@ -215,6 +215,9 @@ def _unavailable_as_503(transaction):
     try:
         with transaction as session:
             yield session
+    except db_exc.DBNonExistentDatabase as exc:
+        raise exception.NoDatabase(cause=describe(exc),
+                                   server=server()) from exc
     except db_exc.DBConnectionError as exc:
         metrics.DATABASE_CONNECTION_ERRORS.inc()
         raise exception.DatabaseUnavailable(

@@ -24,7 +24,13 @@ balancer must send its traffic elsewhere. The node is healthy only if
 it is Synced, in the Primary component and ready (``GALERA_HEALTHY``).
 The check itself never waits for causal reads: a lagging node is
 reported at once, not when it catches up.
+
+A database that answers without the schema this code needs (never
+built, or older: ``reserveapi-dbsync upgrade`` not run yet) is no
+healthier: every request would answer 503 ``no_schema``.
 """
+
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_log import log
@@ -35,6 +41,7 @@ from reserveapi.common import exception
 from reserveapi.common import outages
 from reserveapi.db import backends
 from reserveapi.db import base
+from reserveapi.db import migration
 
 LOG = log.getLogger(__name__)
 
@@ -91,11 +98,30 @@ def check():
         return 'database OK'
 
 
+def _check_schema():
+    """Raise NoSchema unless the database has reached the revision this
+    code needs (a newer one, of a newer release beside it, will do)."""
+    revision = migration.current()
+    if revision is None or revision in _older_revisions():
+        raise exception.NoSchema(cause='the database is at revision %s, '
+                                       'this code needs %s'
+                                 % (revision, migration.needed()))
+
+
+@functools.cache
+def _older_revisions():
+    """The revisions before the one this code needs: read once, since a
+    load balancer polls every few seconds."""
+    every = [m.revision for m in migration.migrations()]
+    return frozenset(every[:every.index(migration.needed())])
+
+
 def evaluate():
     """``(healthy, reason, details)``: what ``GET /healthcheck`` and
     ``reserveapi-status upgrade check`` both answer."""
     try:
         reason = check()
+        _check_schema()
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
         cause = base.describe(exc) or type(exc).__name__
         failure = exception.DatabaseUnavailable(cause=cause,
@@ -104,6 +130,9 @@ def evaluate():
         answer = (False, 'database unavailable', cause)
     except (exception.DatabaseUnhealthy, exception.NoSchema) as exc:
         failure, answer = exc, (False, str(exc), str(exc))
+    except exception.DatabaseUnavailable as exc:  # reading the revision
+        failure, answer = exc, (False, 'database unavailable',
+                                exc.cause or str(exc))
     else:
         _OUTAGES.succeeded(_SUBJECT)
         return True, reason, reason

@@ -127,6 +127,9 @@ def current(engine=None):
             return _current(connection)
     except exception.NoSchema:
         return None
+    except db_exc.DBNonExistentDatabase as exc:
+        raise exception.NoDatabase(cause=db_base.describe(exc),
+                                   server=db_base.server()) from exc
     except db_exc.DBError as exc:
         raise exception.DatabaseUnavailable(
             'Cannot read the database: %s' % (db_base.describe(exc) or exc)

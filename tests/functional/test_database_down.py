@@ -63,14 +63,15 @@ def request_for(route, reservation_uuid, aggregate_uuid):
 class DatabaseDownMixin:
     """Assertions over an app whose database does not answer."""
 
-    def assertUnavailable(self, response):
-        error = self.assertError(response, 503,
-                                 'reserveapi.database_unavailable')
+    def assertUnavailable(self, response,
+                          code='reserveapi.database_unavailable'):
+        error = self.assertError(response, 503, code)
         self.assertEqual(str(errors.RETRY_AFTER_SECONDS),
                          response.headers['Retry-After'])
         return error
 
-    def assertEveryRouteUnavailable(self, reservation_uuid, aggregate_uuid):
+    def assertEveryRouteUnavailable(self, reservation_uuid, aggregate_uuid,
+                                    code='reserveapi.database_unavailable'):
         wrong = []
         for route in routes.guarded_routes():
             method, path, body = request_for(route, reservation_uuid,
@@ -81,7 +82,7 @@ class DatabaseDownMixin:
             if response.status_int != 503:
                 wrong.append((route, response.status_int, response.text))
                 continue
-            self.assertUnavailable(response)
+            self.assertUnavailable(response, code)
         self.assertEqual([], wrong)
         self.assertGreaterEqual(len(routes.guarded_routes()), 14)
 
@@ -118,6 +119,68 @@ class TestRefusedConnection(DatabaseDownMixin, base.APITestCase):
     def test_versions_need_no_database(self):
         for path in ('/', '/v1'):
             self.assertEqual(200, self.request('GET', path).status_int)
+
+
+class TestNoSuchDatabase(DatabaseDownMixin, base.APITestCase):
+    """The app pointed at a server that answers, but has no database of
+    the name configured (a typo in [database] connection)."""
+
+    scenarios = base.SERVER_BACKENDS
+
+    def setUp(self):
+        super().setUp()
+        engine = engines.create_engine(
+            self.engine.url.set(database='reserveapi_typo')
+            .render_as_string(hide_password=False), max_retries=0)
+        self.addCleanup(engine.dispose)
+        self.addCleanup(db_base.main_context_manager.patch_engine(engine))
+
+    def test_every_route_is_503_saying_so(self):
+        self.assertEveryRouteUnavailable(str(uuid.uuid4()), str(uuid.uuid4()),
+                                         code='reserveapi.no_database')
+
+    def test_healthcheck_reports_it(self):
+        self.assertHealthcheckReportsIt()
+
+
+class TestSchemaBehind(base.APITestCase):
+    """A database without the schema this code needs is no healthier
+    than none: a load balancer must route elsewhere."""
+
+    def healthcheck(self):
+        response = self.app.get('/healthcheck', status='*')
+        return response.status_int, response.text
+
+    def set_revision(self, revision):
+        with db_base.writer() as session:
+            session.execute(sa.text('UPDATE alembic_version SET '
+                                    'version_num = :revision'),
+                            {'revision': revision})
+
+    def rename(self, table, to):
+        with db_base.writer() as session:
+            session.execute(sa.text('ALTER TABLE %s RENAME TO %s'
+                                    % (table, to)))
+
+    def test_an_older_schema_fails_the_healthcheck(self):
+        self.assertEqual((200, 'database OK'), self.healthcheck())
+        every = [m.revision for m in migration.migrations()]
+        # The schema is shared by the tests of this process.
+        self.addCleanup(self.set_revision, migration.current())
+        self.set_revision(every[every.index(migration.needed()) - 1])
+        status, text = self.healthcheck()
+        self.assertEqual(503, status)
+        self.assertIn('run "reserveapi-dbsync upgrade"', text)
+        self.set_revision(migration.head())
+        self.assertEqual((200, 'database OK'), self.healthcheck())
+
+    def test_no_schema_fails_the_healthcheck(self):
+        self.rename('alembic_version', 'alembic_version_hidden')
+        self.addCleanup(self.rename, 'alembic_version_hidden',
+                        'alembic_version')
+        status, text = self.healthcheck()
+        self.assertEqual(503, status)
+        self.assertIn('no schema yet', text)
 
 
 class PrivateServerMixin(DatabaseDownMixin):

@@ -21,6 +21,7 @@ said at start, and no database made by a command that only reads.
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -247,6 +248,22 @@ class TestOneLinePerMistake(base.BaseTestCase):
             if actual != expected:
                 wrong[what] = (expected, actual, process.stderr[-1500:])
         self.assertEqual({}, wrong)
+
+    def test_a_worker_before_dbsync_says_what_to_do(self):
+        self.make({'database': {
+            'connection': 'sqlite:///{dir}/empty.sqlite'}})
+        process = self.run_mistake(
+            ['reserveapi-worker', '--config-file', '{config}', '--once'])
+        self.assertEqual(1, process.returncode)
+        self.assertNotIn('Traceback', process.stderr)
+        failed = [line.split(' [-] ', 1)[1]
+                  for line in process.stderr.splitlines()
+                  if ' failed: ' in line]
+        self.assertEqual(4, len(failed), process.stderr)
+        for line in failed:
+            self.assertRegex(line, r'^Job [a-z-]+ failed: database: '
+                             r'OperationalError: no such table: \w+: '
+                             + re.escape(NO_SCHEMA) + r'\.$')
 
     def test_debug_adds_the_traceback(self):
         self.make({'inventory': {'source': 'ironic'}})

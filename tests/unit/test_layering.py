@@ -114,9 +114,8 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends'),
              ('models', 'base', 'records', 'node_texts', 'documents'),
-             ('matching', 'migration', 'healthcheck', 'services',
-              'counters', 'leases'),
-             ('nodes', 'mirror'),
+             ('matching', 'migration', 'services', 'counters', 'leases'),
+             ('nodes', 'mirror', 'healthcheck'),
              ('inventory', 'derived'),
              ('reservations', 'node_sync'))
 
