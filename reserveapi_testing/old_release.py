@@ -20,12 +20,20 @@ drivers and gunicorn into a virtualenv that nothing else shares. pbr
 cannot count commits without ``.git``, so the release's version is
 given (``PBR_VERSION``).
 
-A virtualenv is built once per commit and version and reused: a marker
-file written last says it is complete. The cache keeps the few used
-last (``KEPT``); each weighs a quarter of a gigabyte.
+It installs with this checkout's pins (``-c upper-constraints.txt``),
+not with whatever the index holds that day: an old release compared
+with this one, or upgraded to it, must run on the same libraries, or
+a difference between them may be a library's. Release 1.0.0 has no
+pins of its own.
+
+A virtualenv is built once per commit, version and pinned set, and
+reused: a marker file written last says it is complete, and with which
+pins. The cache keeps the few used last (``KEPT``); each weighs a
+quarter of a gigabyte.
 """
 
 import dataclasses
+import hashlib
 import io
 import os
 import pathlib
@@ -36,6 +44,7 @@ import tarfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_CACHE = ROOT / '.tox' / 'upgrade-old'
+CONSTRAINTS = ROOT / 'upper-constraints.txt'
 EXTRAS = 'postgresql,mysql'
 SERVER_PACKAGES = ('gunicorn>=22.0.0',)
 READY = 'ready'
@@ -99,16 +108,30 @@ def _forget_all_but_latest(cache_dir, count):
         shutil.rmtree(marker.parent, ignore_errors=True)
 
 
-def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT):
-    """The release of ``revision`` installed as ``version``: reused from
-    ``cache_dir`` when it was built before, else built there (a few
-    minutes the first time, half a minute with pip's cache)."""
+def _marker(commit, version, constraints):
+    """What the marker file of a complete build says: the commit, the
+    version and the digest of the pins it was installed with."""
+    digest = hashlib.sha256(pathlib.Path(constraints).read_bytes())
+    return '%s %s %s\n' % (commit, version, digest.hexdigest()[:16])
+
+
+def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT,
+          constraints=CONSTRAINTS):
+    """The release of ``revision`` installed as ``version`` with the pins
+    of ``constraints``: reused from ``cache_dir`` when it was built
+    before with the same pins, else built there (a few minutes the
+    first time, half a minute with pip's cache)."""
     commit = resolve(revision, repo)
+    if not pathlib.Path(constraints).is_file():
+        raise OldReleaseError('%s not found: the old release installs with '
+                              "this checkout's pins" % constraints)
+    marker = _marker(commit, version, constraints)
     path = pathlib.Path(cache_dir).resolve() / ('%s-%s' % (commit[:12],
                                                          version))
     release = OldRelease(commit, version, path)
-    if (path / READY).exists():
-        (path / READY).touch()
+    ready = path / READY
+    if ready.exists() and ready.read_text() == marker:
+        ready.touch()
         return release
     _forget_all_but_latest(path.parent, KEPT - 1)
     shutil.rmtree(path, ignore_errors=True)
@@ -123,8 +146,9 @@ def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT):
     _run([getattr(sys, '_base_executable', sys.executable), '-m', 'venv',
           str(path / 'venv')], log_path)
     _run([release.python, '-m', 'pip', 'install', '--quiet',
+          '-c', str(pathlib.Path(constraints).resolve()),
           '%s[%s]' % (release.source, EXTRAS)] + list(SERVER_PACKAGES),
          log_path, env=dict(os.environ, PBR_VERSION=version),
          timeout=INSTALL_TIMEOUT)
-    (path / READY).write_text('%s %s\n' % (commit, version))
+    ready.write_text(marker)
     return release

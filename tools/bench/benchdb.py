@@ -189,13 +189,21 @@ class Backend:
         self.reserved_flag = 'reserved' in columns
         self.fit_index = self.reserved_flag and 'schedulable' in columns
 
-    def analyze(self):
+    def analyze(self, vacuum=False):
         """Gather planner statistics, as autovacuum (or InnoDB's
         automatic recalculation) would sooner or later: without them a
-        freshly loaded database is planned as if it were empty.
+        freshly loaded database is planned as if it were empty. With
+        ``vacuum`` (PostgreSQL), VACUUM too: the dead row versions a load
+        left behind are gone, as autovacuum would have them gone, so
+        databases loaded by different code start alike.
         """
         connection = self.connect()
         try:
+            if vacuum and self.kind == 'postgresql':
+                # VACUUM cannot run inside a transaction.
+                connection.autocommit = True
+                connection.cursor().execute('VACUUM ANALYZE')
+                return
             cursor = connection.cursor()
             if self.kind == 'mysql':
                 cursor.execute('ANALYZE TABLE nodes, node_traits, '

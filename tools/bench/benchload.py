@@ -202,9 +202,14 @@ class Gunicorn:
 
     def __init__(self, config_file, workers, log_path, startup_timeout=60,
                  worker_timeout=60, worker_class='sync', threads=1,
-                 settings=None):
+                 settings=None, python=None, cwd=None):
         """``settings``: gunicorn's ``-c`` (a settings file or
-        ``python:module``)."""
+        ``python:module``). ``python`` and ``cwd`` run another
+        installation's gunicorn (an old release's virtualenv) from a
+        directory where this checkout cannot be imported: gunicorn puts
+        its working directory first on the import path."""
+        self.python = python or sys.executable
+        self.cwd = cwd
         self.config_file = config_file
         self.settings = settings
         self.workers = workers
@@ -230,7 +235,9 @@ class Gunicorn:
     def start(self):
         self.port = loopback.free_port()
         env = dict(os.environ, RESERVEAPI_CONFIG_FILE=self.config_file)
-        command = [sys.executable, '-m', 'gunicorn']
+        if self.python != sys.executable:
+            env.pop('PYTHONPATH', None)
+        command = [self.python, '-m', 'gunicorn']
         if self.settings:
             command += ['-c', self.settings]
         command += ['--workers', str(self.workers),
@@ -246,8 +253,8 @@ class Gunicorn:
             log.flush()
             self.process = subprocess.Popen(  # noqa: S603
                 command, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                preexec_fn=_die_with_parent)
+                stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
+                start_new_session=True, preexec_fn=_die_with_parent)
         self._wait_ready()
 
     def _wait_ready(self):

@@ -145,7 +145,7 @@ def parse_args(argv):
     parser.add_argument('--no-bulk-syncs', dest='bulk_syncs',
                         action='store_false',
                         help='Leave out the syncs that change every node, '
-                             'remove %d %% of them and restore them.'
+                             'remove %d percent of them and restore them.'
                         % DROP_PERCENT)
     parser.add_argument('--sync-only', action='store_true',
                         help='Only the syncs: no requests.')
