@@ -92,8 +92,9 @@ def global_options_first(argv):
 def prepare_service(argv=None, default_config_files=None, usage=None,
                     named_by='--config-file', checks=()):
     """Parse the command line and config files into CONF, check every
-    value, set up logging, run ``checks`` (what the process's mode needs,
-    each raising ConfigurationError), then say which file was read.
+    value, set up logging, say which file was read and warn of names it
+    does not know, then run ``checks`` (what the process's mode needs,
+    each raising ConfigurationError).
 
     Without ``default_config_files`` (or --config-file), oslo.config's
     search finds reserveapi.conf (``SEARCHED``). ``named_by`` is what
@@ -121,10 +122,12 @@ def prepare_service(argv=None, default_config_files=None, usage=None,
         raise exception.ConfigurationError(
             'Cannot write the log file %s: %s ([DEFAULT] log_dir and '
             'log_file).' % (exc.filename, exc.strerror))
-    for check in checks:
-        check()
+    # The file first, then its misspellings (which may explain what a
+    # check refuses: auth_stratgy leaves keystone the strategy).
     _say_which_files()
     _warn_of_unknown_names()
+    for check in checks:
+        check()
 
 
 def _read(argv, default_config_files, usage, named_by):
@@ -269,11 +272,16 @@ def _warn_of_unknown_names():
     ours = {module.GROUP for module in opts.MODULES
             if getattr(module, 'GROUP', None) in groups
             and 'auth_type' not in CONF[module.GROUP]}
-    for path, sections in _parsed_files():
+    parsed = list(_parsed_files())
+    given = {(section, name) for _path, sections in parsed
+             for section, options in sections.items() for name in options}
+    for path, sections in parsed:
         for section, options in sections.items():
             if section in ours:
                 known = _names(section)
                 for name in sorted(set(options) - known):
+                    _refuse_a_silent_default(section, name, path, known,
+                                             given)
                     LOG.warning('[%s] %s in %s is no option, so it is '
                                 'ignored%s.', section, name, path,
                                 _meant(name, known))
@@ -282,6 +290,28 @@ def _warn_of_unknown_names():
                 if meant:
                     LOG.warning('[%s] in %s is no section, so it is '
                                 'ignored%s.', section, path, meant)
+
+
+SILENT_DEFAULTS = frozenset({('database', 'connection')})
+"""Options whose default a command would use without a word: unset
+because misspelt, the database would be another one."""
+
+
+def _refuse_a_silent_default(section, name, path, known, given):
+    """``[section] name`` is no option: if it stands for one of
+    ``SILENT_DEFAULTS`` that no file sets, refuse rather than run on its
+    default (``[database] conection``: a stale SQLite file, synced as if
+    it were the PostgreSQL meant).
+
+    :raises: ConfigurationError
+    """
+    meant = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+    if (meant and (section, meant[0]) in SILENT_DEFAULTS
+            and (section, meant[0]) not in given):
+        raise exception.ConfigurationError(
+            '[%s] %s in %s is no option (did you mean %s?), and [%s] %s is '
+            'not set: every command would use its default instead. Correct '
+            'the name.' % (section, name, path, meant[0], section, meant[0]))
 
 
 def _parsed_files():

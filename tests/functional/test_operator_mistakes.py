@@ -296,6 +296,28 @@ class TestMisspeltNames(base.BaseTestCase):
             [line.split(' [-] ', 1)[1] for line in process.stderr
              .splitlines() if ' WARNING ' in line])
 
+    def test_a_misspelt_database_url_never_falls_back_to_the_default(self):
+        fixture = self.useFixture(deployment.Deployment())
+        fixture.migrate()
+        url = fixture.config['database'].pop('connection')
+        fixture.config['database']['conection'] = url
+        fixture.write_config()
+        process = fixture.run('reserveapi-manage', 'sync-nodes')
+        self.assertEqual(
+            (2, ['[database] conection in %s is no option (did you mean '
+                 'connection?), and [database] connection is not set: every '
+                 'command would use its default instead. Correct the name.'
+                 % fixture.config_file]),
+            (process.returncode, deployment.not_logged(process.stderr)))
+        # Beside the option itself, the misspelling is only a warning.
+        fixture.config['database']['connection'] = url
+        fixture.write_config()
+        process = fixture.run('reserveapi-manage', 'sync-nodes')
+        self.assertEqual(0, process.returncode, process.stderr)
+        self.assertIn('[database] conection in %s is no option, so it is '
+                      'ignored (did you mean connection?).'
+                      % fixture.config_file, process.stderr)
+
 
 class TestGunicornRefusesOnce(base.BaseTestCase):
     """Under gunicorn a mistake stops the master: one line, no traceback,

@@ -51,6 +51,10 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
         self.assertEqual(1, len(warnings), warnings)
         self.assertIn(' WARNING ', warnings[0])
         self.assertTrue(warnings[0].endswith(MISSING), warnings[0])
+        # The configuration file the warning is about comes first.
+        self.assertTrue(worker.stderr.splitlines()[0].endswith(
+            'Configuration: %s' % self.deployment.config_file),
+            worker.stderr)
 
     def test_complete_options_are_silent(self):
         self.deployment.config['placement'] = {
@@ -67,9 +71,9 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
         for command, args in (('reserveapi-worker', ['--once']),
                               ('reserveapi-api', [])):
             process = self.deployment.run(command, *args)
-            self.assertEqual((2, '', MISSING + '\n'),
+            self.assertEqual((2, '', [MISSING]),
                              (process.returncode, process.stdout,
-                              process.stderr), command)
+                              deployment.not_logged(process.stderr)), command)
 
     def test_required_options_stop_the_wsgi_application(self):
         self.require()
