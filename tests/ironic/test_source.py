@@ -135,7 +135,8 @@ class TestClaims(base.IronicSourceTestCase):
         in_ironic = self.ironic.get_node(node)
         self.assertEqual(self.instance, in_ironic['instance_uuid'])
         self.assertEqual({'capabilities': '{"boot_mode": "uefi"}',
-                          'traits': ['CUSTOM_RAID', 'CUSTOM_IMG']},
+                          'traits': ['CUSTOM_RAID', 'CUSTOM_IMG'],
+                          'claimed_by': 'reserveapi'},
                          in_ironic['instance_info'])
         self.assertEqual({'boot_mode': 'uefi'}, json.loads(
             in_ironic['instance_info']['capabilities']))
