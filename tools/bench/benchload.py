@@ -21,6 +21,7 @@ import http.client
 import json
 import math
 import os
+import pathlib
 import random
 import signal
 import statistics
@@ -107,6 +108,18 @@ def status_class(status):
 # Processes: CPU and peak memory, from /proc (Linux)
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK') if hasattr(os, 'sysconf') else 100
+
+
+def write_results(directory, prefix, started, results):
+    """Write ``results`` as JSON to ``DIRECTORY/PREFIX-<started>.json``
+    (made if missing); the path."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ('%s-%s.json'
+                        % (prefix, started.strftime('%Y%m%dT%H%M%SZ')))
+    path.write_text(json.dumps(results, indent=2, sort_keys=True,
+                               default=str) + '\n')
+    return path
 
 
 def loadavg():

@@ -475,12 +475,8 @@ def main(argv=None):
     results['finished_at'] = datetime.datetime.now(
         datetime.timezone.utc).isoformat(timespec='seconds')
     results['environment']['load_at_end'] = benchload.loadavg()
-    output_dir = pathlib.Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    output = output_dir / ('releases-%s.json'
-                           % started.strftime('%Y%m%dT%H%M%SZ'))
-    output.write_text(json.dumps(results, indent=2, sort_keys=True,
-                                 default=str) + '\n')
+    output = benchload.write_results(args.output_dir, 'releases', started,
+                                     results)
 
     print()
     print('reserveapi %s (%s, API up to %s) beside HEAD (git %s, API up '

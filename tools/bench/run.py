@@ -1079,12 +1079,8 @@ def main(argv=None):
     results['notes'] = notes
     results['targets_missed'] = missed
 
-    output_dir = pathlib.Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    output = output_dir / ('results-%s.json'
-                           % started.strftime('%Y%m%dT%H%M%SZ'))
-    output.write_text(json.dumps(results, indent=2, sort_keys=True,
-                                 default=str) + '\n')
+    output = benchload.write_results(args.output_dir, 'results', started,
+                                     results)
 
     print()
     print('reserveapi benchmark: %s nodes, spec %r, %d single-client '
