@@ -29,13 +29,19 @@ RST comments that readers do not see, say what a block alone cannot::
     .. install-guide: replace placeholders in FILE   the reader's edit of
                                                   CONTROLLER, passwords...
     .. install-guide: wait until URL answers
+    .. install-guide: not run, REASON             the next block needs what
+                                                  no test host has (a
+                                                  Kubernetes cluster...)
 
 ``Machine`` is the fresh host: a mount namespace in which ``/etc``,
 ``/opt``, ``/var/lib``, ``/home`` and ``/root`` are overlays on this
 machine's (``useradd``, ``pip`` and the configuration change nothing
 outside it), an ordinary user ``evaluator``, a copy of the checkout, and
 ``systemctl``/``journalctl`` played by ``fake_systemd.py``. The network,
-the PostgreSQL and MariaDB servers and PyPI are this machine's. The
+the PostgreSQL and MariaDB servers and PyPI are this machine's; so are
+the directories of ``shared`` (the containers path keeps podman's image
+store, ``/var/lib/containers``, as pip's cache is kept: a cache, which
+the base and dependency layers come from). The
 guide's port 6390, in its commands and in the files it copies, is a free
 port instead, so that the test runs beside a demo. ``Cloud`` is what the
 production page expects to exist: Keystone, Ironic and Placement.
@@ -63,15 +69,22 @@ from reserveapi_testing import loopback
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GUIDE = ROOT / 'doc' / 'source' / 'install'
 PAGES = ('evaluation.rst', 'production.rst')
+CONTAINERS_PAGE = 'containers.rst'
+"""The third path, podman's: run by ``tox -e install-guide`` too, once
+podman is installed (``tests/install_guide``)."""
 VARIANTS = {
     # page: {variant: its tags}
     'evaluation.rst': {'sqlite': {'sqlite'}, 'postgresql': {'postgresql'},
                        'mariadb': {'mariadb'}},
     'production.rst': {'postgresql': {'postgresql', 'systemd'},
                        'mariadb': {'mariadb', 'foreground'}},
+    CONTAINERS_PAGE: {'postgresql': {'postgresql'}},
 }
 """Every way through each page that the test takes: together they run
-every block (``tests/unit/test_install_guide.py`` insists)."""
+every block (``tests/unit/test_install_guide.py`` insists for PAGES,
+``tests/install_guide`` for the containers page)."""
+PODMAN_STORE = ('/var/lib/containers',)
+"""What the containers path shares with this machine (``Machine``)."""
 
 OVERLAID = ('/etc', '/opt', '/var/lib', '/home', '/root')
 USER = 'evaluator'
@@ -142,7 +155,7 @@ class Step:
 def steps(page):
     """The steps of ``doc/source/install/PAGE``, in order."""
     lines = (GUIDE / page).read_text().splitlines()
-    found, only, background = [], set(), None
+    found, only, background, skip = [], set(), None, False
     number = 0
     while number < len(lines):
         line = lines[number]
@@ -151,7 +164,9 @@ def steps(page):
         where = '%s:%d' % (page, number + 1)
         if annotation:
             words = annotation.group(1).split()
-            if words[0] == 'only' and words[1:]:
+            if words[:2] == ['not', 'run,'] and words[2:]:
+                skip = True
+            elif words[0] == 'only' and words[1:]:
                 only |= set(words[1:])
             elif words[:2] == ['background', 'until'] and words[2:]:
                 background = (('output', ' '.join(words[3:]))
@@ -172,6 +187,12 @@ def steps(page):
             language = directive.group(1)
             start = number + 1
             number, caption, text = _block(lines, number + 1)
+            if skip:
+                if only or background:
+                    raise GuideError('%s: a block not run takes no other '
+                                     'direction' % where)
+                skip = False
+                continue
             if language == 'console':
                 found.append(Step(page, start, 'console', text=text,
                                   only=frozenset(only),
@@ -187,7 +208,7 @@ def steps(page):
                     % (where, language))
             only, background = set(), None
         else:
-            if (only or background) and line.strip():
+            if (only or background or skip) and line.strip():
                 raise GuideError('%s: a direction to the test must come '
                                  'right before a block' % where)
             number += 1
@@ -260,10 +281,11 @@ class Machine(fixtures.Fixture):
     user for the evaluation, root for production.
     """
 
-    def __init__(self, substitutions=(), checkout_owner='root'):
+    def __init__(self, substitutions=(), checkout_owner='root', shared=()):
         super().__init__()
         self.substitutions = list(substitutions)
         self.checkout_owner = checkout_owner
+        self.shared = tuple(shared)
         self.port = loopback.free_port()
 
     def _setUp(self):
@@ -311,6 +333,15 @@ class Machine(fixtures.Fixture):
         """A process whose mount namespace has the overlays: every
         command enters it (nsenter)."""
         script = ['set -e']
+        # This machine's directories that stay as they are: bound aside
+        # before the overlays, bound back over them after.
+        kept = []
+        for number, directory in enumerate(self.shared):
+            aside = os.path.join(self.path, 'shared-%d' % number)
+            os.makedirs(aside)
+            os.makedirs(directory, exist_ok=True)
+            script.append('mount --bind %s %s' % (directory, aside))
+            kept.append('mount --bind %s %s' % (aside, directory))
         for directory in OVERLAID:
             layer = os.path.join(self.path, 'overlay' + directory)
             for part in ('upper', 'work'):
@@ -318,7 +349,7 @@ class Machine(fixtures.Fixture):
             script.append(
                 'mount -t overlay overlay -o lowerdir=%s,upperdir=%s/upper,'
                 'workdir=%s/work %s' % (directory, layer, layer, directory))
-        script += ['echo ready', 'exec sleep infinity']
+        script += kept + ['echo ready', 'exec sleep infinity']
         self._namespace = subprocess.Popen(
             ['unshare', '--mount', '--propagation', 'private', '--', 'sh',
              '-c', '\n'.join(script)], stdout=subprocess.PIPE,

@@ -46,6 +46,8 @@ DOC = ROOT / 'doc' / 'source'
 GENERATOR = ROOT / 'etc' / 'reserveapi' / 'config-generator.conf'
 NOVA_GENERATOR = ROOT / 'etc' / 'reserveapi' / 'nova-config-generator.conf'
 NOVA_CAPTION = re.compile(r'^\s*:caption: nova\.conf\s*$')
+FOREIGN_CAPTION = re.compile(r'^\s*:caption: kolla-build\.conf\s*$')
+# Another program's file, with options of its own (Kolla's build).
 DIRECTIVE = re.compile(r'^(\s*)\.\. code-block:: ini\s*$')
 SECTION = re.compile(r'^\[([^\]]+)\]$')
 RBAC_MATRIX = ROOT / 'tests' / 'keystone' / 'rbac_matrix.yaml'
@@ -75,7 +77,8 @@ def ini_snippets():
         lines = path.read_text().splitlines()
         for number, line in enumerate(lines):
             match = DIRECTIVE.match(line)
-            if match:
+            if match and not any(FOREIGN_CAPTION.match(option) for option
+                                 in lines[number + 1:number + 4]):
                 nova = any(NOVA_CAPTION.match(option)
                            for option in lines[number + 1:number + 4])
                 yield (path.relative_to(ROOT), number + 1,

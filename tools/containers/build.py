@@ -15,6 +15,7 @@ from any container registry::
 
     python -m tools.containers.build                    # this checkout
     python -m tools.containers.build --revision d005916 # release 1.0.0
+    python -m tools.containers.build --target nova-api  # Nova's side
 
 First the base: a Debian bookworm minbase with python3, made by
 mmdebstrap from the machine's own apt sources and imported with
@@ -23,8 +24,8 @@ reused while its recipe is unchanged (``--rebuild-base`` for a fresh
 one, with the day's security updates). Then the image, from a context
 of the source tree (this checkout's files, tracked and untracked but
 not ignored; or ``git archive`` of ``--revision``) with this checkout's
-``upper-constraints.txt``, ``Containerfile`` and entry point laid over
-it, so an old release installs with today's pins as
+``upper-constraints.txt``, ``Containerfile``, entry point and nova-api's
+gunicorn settings laid over it, so an old release installs with today's pins as
 ``reserveapi_testing/old_release.py`` does. pip inside the build reaches
 its index with the host's CA bundle as a build secret.
 
@@ -52,14 +53,18 @@ HERE = pathlib.Path(__file__).resolve().parent
 CONTAINERS_CONF = HERE / 'containers.conf'
 CONTAINERFILE = ROOT / 'Containerfile'
 ENTRYPOINT = HERE / 'entrypoint.sh'
+NOVA_API_GUNICORN = HERE / 'nova-api-gunicorn.py'
 CONSTRAINTS = ROOT / 'upper-constraints.txt'
 IMAGE = 'localhost/reserveapi'
 TARGETS = {'reserveapi': IMAGE,
-           'nova-compute': 'localhost/reserveapi-nova-compute'}
+           'nova-compute': 'localhost/reserveapi-nova-compute',
+           'nova-api': 'localhost/reserveapi-nova-api'}
 """The Containerfile's targets: the service's image (every role) and
-Nova's side (nova-compute with our driver)."""
+Nova's side (nova-compute with our driver, nova-api with our aggregate
+hook)."""
 TARGET_TITLES = {'reserveapi': 'reserveapi',
-                 'nova-compute': 'reserveapi-nova-compute'}
+                 'nova-compute': 'reserveapi-nova-compute',
+                 'nova-api': 'reserveapi-nova-api'}
 """Each target's ``org.opencontainers.image.title`` label."""
 BASE_IMAGE = 'localhost/reserveapi-base:bookworm'
 SUITE = 'bookworm'
@@ -213,7 +218,7 @@ def _work_tree_files():
 def make_context(directory, commit=None):
     """The build context in ``directory``: the source tree of ``commit``
     (None: this checkout's files), with this checkout's pins,
-    Containerfile and entry point."""
+    Containerfile, entry point and nova-api's gunicorn settings."""
     directory = pathlib.Path(directory)
     if commit is None:
         for name in _work_tree_files():
@@ -226,10 +231,17 @@ def make_context(directory, commit=None):
     else:
         archive = _git('archive', '--format=tar', commit, text=False)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(directory, filter='data')
+            # Our own repository's archive; the 'data' filter where this
+            # Python has it (not Debian bookworm's 3.11.2).
+            if hasattr(tarfile, 'data_filter'):
+                tar.extractall(directory, filter='data')
+            else:
+                tar.extractall(directory)  # noqa: S202
     for source, name in ((CONSTRAINTS, 'upper-constraints.txt'),
                          (CONTAINERFILE, 'Containerfile'),
-                         (ENTRYPOINT, 'tools/containers/entrypoint.sh')):
+                         (ENTRYPOINT, 'tools/containers/entrypoint.sh'),
+                         (NOVA_API_GUNICORN,
+                          'tools/containers/nova-api-gunicorn.py')):
         target = directory / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
@@ -313,11 +325,12 @@ def main(argv=None):
     parser.add_argument('--target', choices=sorted(TARGETS),
                         default='reserveapi',
                         help="the service's image (default), or Nova's "
-                             'side: nova-compute with our driver')
+                             'side: nova-compute with our driver, nova-api '
+                             'with our aggregate hook')
     parser.add_argument('--tag', action='append',
                         help='name the image (repeatable); default: '
-                             '%s:VERSION or %s:VERSION' % (
-                                 IMAGE, TARGETS['nova-compute']))
+                             'the target\'s, e.g. %s:VERSION or '
+                             '%s:VERSION' % (IMAGE, TARGETS['nova-api']))
     parser.add_argument('--rebuild-base', action='store_true',
                         help='make the base again even if present')
     parser.add_argument('--base-only', action='store_true',
