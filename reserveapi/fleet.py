@@ -20,10 +20,15 @@ code knows) and renews the row every ``[DEFAULT]
 service_heartbeat_interval`` seconds; a row not renewed for three
 intervals counts as gone, so a killed process drops out by itself and a
 stopped one removes its row at once. ``reserveapi-dbsync contract`` and
-``reserveapi-status upgrade check`` read them.
+``reserveapi-status upgrade check`` read them, beside the database's own
+list of sessions (``connected``): every process names its connections
+(``reserveapi.db.sessions``), so one that records no heartbeat is seen
+too, and a session that names no process at all (release 1.0.0 names
+none) is reported as unknown.
 """
 
 import atexit
+import dataclasses
 import os
 import socket
 import threading
@@ -36,7 +41,9 @@ from reserveapi.common import lease
 from reserveapi.common import outages
 import reserveapi.conf
 from reserveapi.db import migration
+from reserveapi.db import records
 from reserveapi.db import services as db_services
+from reserveapi.db import sessions as db_sessions
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -46,6 +53,12 @@ MISSED_BEATS = 3
 
 STOP_WAIT = 5
 """Seconds a stopping process waits for a heartbeat under way."""
+
+NAMED_SINCE = '1.1'
+"""The first release series whose processes name their connections."""
+
+LISTED = 5
+"""Unknown sessions a message lists one by one; it counts the rest."""
 
 
 class Heartbeat:
@@ -118,6 +131,7 @@ def start_heartbeat(kind):
     that of every process forked from it (a gunicorn worker of a
     ``--preload`` master); 0 seconds turns it off."""
     global _heartbeat
+    db_sessions.set_kind(kind)
     if not CONF.service_heartbeat_interval:
         return None
     with _heartbeat_lock:
@@ -160,7 +174,8 @@ def newer_than_schema(processes, applied):
     database has not reached: they run on a schema behind their code."""
     revisions = {migration.revision for migration in applied}
     return [process for process in processes
-            if process.schema_head not in revisions]
+            if process.schema_head is not None
+            and process.schema_head not in revisions]
 
 
 def blocking_contract(processes, pending):
@@ -175,8 +190,10 @@ def blocking_contract(processes, pending):
             if _series(process.release) < floor]
 
 
-def describe(processes):
-    """``2 api on ctl-1, 1 worker on ctl-2 (release 1.0.0)`` and so on."""
+def describe(processes, pids=False):
+    """``2 api on ctl-1, 1 worker on ctl-2 (release 1.0.0)`` and so on;
+    with ``pids``, ``api pid 7 on ctl-1, ...``: one by one, to be found.
+    """
     by_release = {}
     for process in processes:
         by_release.setdefault(process.release, []).append(process)
@@ -184,14 +201,91 @@ def describe(processes):
     for release, group in sorted(by_release.items(),
                                  key=lambda item: version.release_tuple(
                                      item[0])):
-        counts = {}
-        for process in group:
-            key = (process.kind, process.host)
-            counts[key] = counts.get(key, 0) + 1
-        parts.append('%s (release %s)' % (', '.join(
-            '%d %s on %s' % (count, kind, host)
-            for (kind, host), count in sorted(counts.items())), release))
+        if pids:
+            listed = ', '.join(
+                '%s pid %d on %s' % (process.kind, process.pid, process.host)
+                for process in sorted(group, key=lambda process: (
+                    process.host, process.kind, process.pid)))
+        else:
+            counts = {}
+            for process in group:
+                key = (process.kind, process.host)
+                counts[key] = counts.get(key, 0) + 1
+            listed = ', '.join(
+                '%d %s on %s' % (count, kind, host)
+                for (kind, host), count in sorted(counts.items()))
+        parts.append('%s (release %s)' % (listed, release))
     return '; '.join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Connected:
+    """What serves the database: ``processes``, those with a live
+    heartbeat and then ``unheard``, those known only by their
+    connections' names; ``unknown``, the sessions that name no process
+    (SessionRecords), and ``unnamed``, why the server could not say
+    names (then every session is unknown), or None."""
+
+    processes: list
+    unheard: list
+    unknown: list
+    unnamed: str | None
+
+
+def connected():
+    """The live heartbeats, against the database's own sessions. A
+    session another program named (psql, pg_dump) is none of ours and
+    left out; this process's own are never listed.
+
+    :raises: DatabaseUnavailable, DatabaseBusy
+    """
+    processes = live_processes()
+    found, unnamed = db_services.sessions()
+    unheard, unknown = {}, []
+    for session in found:
+        if not session.name:
+            unknown.append(session)
+            continue
+        named = db_sessions.parse(session.name)
+        if named is None or any(
+                process.pid == named.pid
+                and process.host.startswith(named.host)
+                for process in processes):
+            continue
+        unheard.setdefault((named.host, named.pid), records.ServiceRecord(
+            kind=named.kind, host=named.host, pid=named.pid,
+            release=named.release, schema_head=None, started_at=None,
+            seen_at=None))
+    unheard = sorted(unheard.values(),
+                     key=lambda process: (process.host, process.pid))
+    return Connected(processes + unheard, unheard, unknown, unnamed)
+
+
+def describe_unknown(connected_):
+    """The sentence that reports ``connected_.unknown``, or ''."""
+    unknown = connected_.unknown
+    if not unknown:
+        return ''
+    listed = ', '.join(
+        '%s (%s%s)' % (session.client or 'a client hidden from this '
+                       'database user',
+                       'client pid %d, ' % session.client_pid
+                       if session.client_pid else '', session.label)
+        for session in unknown[:LISTED])
+    if len(unknown) > LISTED:
+        listed += ' and %d more' % (len(unknown) - LISTED)
+    if connected_.unnamed:
+        return ('The server\'s %s, so its %d other sessions on this '
+                'database cannot be told apart: %s. A process of a release '
+                'before %s names no connection and records no heartbeat: '
+                'it would be among them, unseen. Turn performance_schema '
+                'on in the server\'s configuration (a restart) to tell '
+                'them apart.' % (connected_.unnamed, len(unknown), listed,
+                                 NAMED_SINCE))
+    return ('%d sessions on this database name no process: %s. Each is a '
+            'process of a release before %s (which names none), or a '
+            'program that does not name its connections.'
+            % (len(unknown), listed, NAMED_SINCE))
 
 
 def live_processes():

@@ -21,6 +21,8 @@ nothing is left), then, once no process of the previous release runs,
 
 import sys
 
+from oslo_log import log
+
 from reserveapi import fleet
 from reserveapi import version
 from reserveapi.common import exception
@@ -31,6 +33,7 @@ from reserveapi.db import derived
 from reserveapi.db import migration
 
 CONF = reserveapi.conf.CONF
+LOG = log.getLogger(__name__)
 
 COMMANDS = ('upgrade', 'expand', 'migrate', 'contract', 'current',
             'revision')
@@ -87,16 +90,28 @@ def _migrate(max_count=None):
 
 def _contract():
     pending, _expand_first = migration.pending_contract()
-    blocking = fleet.blocking_contract(fleet.live_processes(), pending)
+    connected = fleet.connected()
+    blocking = fleet.blocking_contract(connected.processes, pending)
+    floors = [m.oldest_release for m in pending if m.oldest_release]
     if blocking:
         raise exception.UpgradeRefused(
             'Refusing to contract: processes of a release older than '
             '%s still run against this database: %s. Stop or upgrade '
             'them first (a killed process counts as stopped %d heartbeat '
             'intervals after its last).' % (
-                max((m.oldest_release for m in pending if m.oldest_release),
-                    key=version.release_tuple),
-                fleet.describe(blocking), fleet.MISSED_BEATS))
+                max(floors, key=version.release_tuple),
+                fleet.describe(blocking, pids=True), fleet.MISSED_BEATS))
+    if floors and connected.unknown and connected.unnamed:
+        # Refusing on every blind server would make --force a habit.
+        LOG.warning('%s Contracting anyway.',
+                    fleet.describe_unknown(connected))
+    elif floors and connected.unknown and not CONF.command.force:
+        raise exception.UpgradeRefused(
+            'Refusing to contract: %s Stop or upgrade any that is a '
+            'process of a release older than %s; once none is, run '
+            '"reserveapi-dbsync contract --force".' % (
+                fleet.describe_unknown(connected),
+                max(floors, key=version.release_tuple)))
     _applied(migration.contract(), migration.CONTRACT)
     _at()
     return 0
@@ -151,6 +166,11 @@ def _add_commands(subparsers):
         'contract', help='Remove what no supported release reads; refused '
                          'while older releases run.',
         prog='reserveapi-dbsync contract')
+    parser.add_argument(
+        '--force', action='store_true',
+        help='Contract although sessions that name no process are '
+             'connected, once you made sure that none is of an older '
+             'release. A process known to be older still refuses.')
     parser.set_defaults(func=_contract)
 
     parser = subparsers.add_parser(
@@ -180,7 +200,8 @@ USAGE = service.usage(
                          'release serves.'),
               ('migrate', 'Repair and move data in batches while both '
                           'releases serve [--max-count N].'),
-              ('contract', 'Remove what no running release reads.'),
+              ('contract', 'Remove what no running release reads '
+                           '[--force].'),
               ('current', 'Print the revision the database is at.'),
               ('revision', 'Create a new migration script (developers).')))
 

@@ -166,18 +166,25 @@ class Checks(upgradecheck.UpgradeCommands):
                        'counters agree with their source.')
 
     def _check_releases(self):
-        """The releases whose processes serve this database, against the
-        schema: the mixed fleet of a rolling upgrade."""
+        """The releases whose processes serve this database, by their
+        heartbeats and the database's own sessions, against the schema:
+        the mixed fleet of a rolling upgrade."""
         skipped = self._not_checked()
         if skipped or self._schema is None:
             return skipped or _result(WARNING, 'Not checked: the database '
                                       'is newer than this release.')
         _at, applied, pending = self._schema
-        processes = fleet.live_processes()
-        if not processes:
-            return _result(SUCCESS, 'No process has a live heartbeat '
-                           '(releases before 1.1.0 record none).')
-        running = 'Running: %s.' % fleet.describe(processes)
+        connected = fleet.connected()
+        processes = connected.processes
+        said = []
+        if processes:
+            said.append('Running: %s.' % fleet.describe(processes))
+        if connected.unheard:
+            said.append('Connected without a heartbeat: %s.'
+                        % fleet.describe(connected.unheard, pids=True))
+        if connected.unknown:
+            said.append(fleet.describe_unknown(connected))
+        running = ' '.join(said) or 'No process is connected.'
         ahead = fleet.newer_than_schema(processes, applied)
         if ahead:
             return _result(FAILURE, '%s The schema is behind the code of '
@@ -189,17 +196,30 @@ class Checks(upgradecheck.UpgradeCommands):
             return _result(FAILURE, '%s The database was contracted for '
                            'newer releases while %s still run: they may '
                            'fail. Upgrade or stop them now.'
-                           % (running, fleet.describe(broken)))
+                           % (running, fleet.describe(broken, pids=True)))
         contract = [m for m in pending if m.phase == migration.CONTRACT]
+        waited_for = []
         older = fleet.older_than_this(processes)
-        if contract and older:
+        if older:
+            waited_for.append(fleet.describe(older, pids=True))
+        if connected.unknown:
+            waited_for.append('the processes behind those sessions')
+        if contract and waited_for:
             return _result(WARNING, '%s %d contract migrations are pending '
                            'and must wait until %s stop.'
-                           % (running, len(contract), fleet.describe(older)))
+                           % (running, len(contract),
+                              ' and '.join(waited_for)))
         if contract:
-            return _result(WARNING, '%s No older release runs: finish the '
+            return _result(WARNING, '%s %d contract migrations are '
+                           'pending and no older release runs: finish the '
                            'upgrade with "reserveapi-dbsync contract".'
-                           % running)
+                           % (running, len(contract)))
+        contracted = [m for m in applied if m.phase == migration.CONTRACT]
+        if connected.unknown and contracted and not connected.unnamed:
+            return _result(WARNING, '%s If one is a process of a release '
+                           'before %s, it fails on this contracted schema: '
+                           'upgrade or stop it.'
+                           % (running, fleet.NAMED_SINCE))
         return _result(SUCCESS, running)
 
     def _check_database_health(self):

@@ -39,6 +39,7 @@ from reserveapi.db import backends
 
 # Registers the connection failures oslo.db misses, before any engine runs.
 from reserveapi.db import connection_errors  # noqa: F401
+from reserveapi.db import sessions
 
 LOG = log.getLogger(__name__)
 
@@ -49,6 +50,7 @@ main_context_manager = enginefacade.transaction_context()
 # time, twice per reservation.
 main_context_manager.configure(sqlite_fk=True, thread_checkin=False)
 main_context_manager.append_on_engine_create(backends.configure)
+main_context_manager.append_on_engine_create(sessions.name_connections)
 _CONTEXT = threading.local()
 
 # Rows per statement for bulk writes: far below every backend's limit on

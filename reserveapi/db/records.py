@@ -220,3 +220,18 @@ class ServiceRecord:
     schema_head: str
     started_at: object
     seen_at: object
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionRecord:
+    """Another session on our database, as the server lists it: its id
+    there (PostgreSQL's backend pid, MariaDB's connection id) and that
+    id in words, the client's address (None when the server hides it),
+    the name the client gave (``''`` none, None when the server cannot
+    tell) and, where the server says, the client's pid."""
+
+    id: int
+    label: str
+    client: str | None
+    name: str | None
+    client_pid: int | None = None

@@ -27,7 +27,6 @@ import time
 
 import fixtures
 from keystoneauth1 import session as ks_session
-import sqlalchemy as sa
 import testtools
 from testtools import content
 
@@ -35,6 +34,7 @@ from reserveapi import client
 from reserveapi_testing import containers
 from reserveapi_testing import dbservers
 from reserveapi_testing import loopback
+from reserveapi_testing import observer
 from tools.soak import soakload
 from tools.upgrade import checks
 from tools.upgrade import front as front_module
@@ -172,7 +172,7 @@ class TestRollingUpgrade(testtools.TestCase):
         for thread in threads:
             thread.join(120)
 
-        engine = sa.create_engine(database_url)
+        engine = observer.engine(database_url)
         self.addCleanup(engine.dispose)
         with engine.connect() as connection:
             live = dict(connection.execute(upgrade_run.LIVE).all())

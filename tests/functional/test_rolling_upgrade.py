@@ -119,10 +119,19 @@ class TestHeartbeats(_FleetTestCase):
 
 class TestReleasesCheck(_FleetTestCase):
 
-    def test_no_heartbeat(self):
-        code, details = self.check('releases')
-        self.assertEqual(SUCCESS, code)
-        self.assertIn('releases before 1.1.0 record none', details)
+    def test_nothing_connected(self):
+        self.assertEqual((SUCCESS, 'No process is connected.'),
+                         self.check('releases'))
+
+    def test_contract_pending_before_any_process_of_this_release(self):
+        with mock.patch.object(migration, 'current',
+                               return_value='0014_lease_columns'):
+            code, details = self.check('releases')
+        self.assertEqual(WARNING, code)
+        self.assertEqual('No process is connected. 1 contract migrations '
+                         'are pending and no older release runs: finish '
+                         'the upgrade with "reserveapi-dbsync contract".',
+                         details)
 
     def test_this_release_alone(self):
         _beat('a', version.release_string())
@@ -149,7 +158,8 @@ class TestReleasesCheck(_FleetTestCase):
             code, details = self.check('releases')
         self.assertEqual(WARNING, code)
         self.assertIn('1 contract migrations are pending and must wait '
-                      'until 1 api on ctl-1 (release 1.0.5) stop', details)
+                      'until api pid 100 on ctl-1 (release 1.0.5) stop',
+                      details)
 
     def test_contract_pending_once_the_older_release_is_gone(self):
         _beat('b', version.release_string())
@@ -163,8 +173,8 @@ class TestReleasesCheck(_FleetTestCase):
         with _with_contract(applied=True):
             code, details = self.check('releases')
         self.assertEqual(FAILURE, code)
-        self.assertIn('contracted for newer releases while 1 api on ctl-1 '
-                      '(release 1.0.5) still run', details)
+        self.assertIn('contracted for newer releases while api pid 100 on '
+                      'ctl-1 (release 1.0.5) still run', details)
 
 
 class TestContractCommand(_FleetTestCase):
@@ -180,7 +190,7 @@ class TestContractCommand(_FleetTestCase):
         upgrade.assert_not_called()
         self.assertEqual(
             'Refusing to contract: processes of a release older than 1.1 '
-            'still run against this database: 1 api on ctl-3 (release '
+            'still run against this database: api pid 100 on ctl-3 (release '
             '1.0.5). Stop or upgrade them first (a killed process counts '
             'as stopped 3 heartbeat intervals after its last).', code)
 

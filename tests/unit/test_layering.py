@@ -112,7 +112,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
        'oslo_db.sqlalchemy')
 # reserveapi/db/ in layers: a module imports only the db modules of the
 # layers before its own.
-DB_LAYERS = (('connection_errors', 'backends'),
+DB_LAYERS = (('connection_errors', 'backends', 'sessions'),
              ('models', 'base', 'records', 'node_texts', 'documents'),
              ('matching', 'migration', 'services', 'counters', 'leases'),
              ('nodes', 'mirror', 'healthcheck'),

@@ -54,6 +54,7 @@ from reserveapi.common import lease
 from reserveapi.inventory import claims
 from reserveapi_testing import dbservers
 from reserveapi_testing import loopback
+from reserveapi_testing import observer
 from tools.soak import soakchecks
 from tools.soak import soakload
 from tools.soak import soakservices
@@ -189,7 +190,7 @@ class BackendRun:
     def _start_database(self):
         self.server, url = start_database(self.backend, self.dir)
         self._cleanups.append(self.server.cleanUp)
-        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        self.engine = observer.engine(url, pool_pre_ping=True)
         self._cleanups.append(self.engine.dispose)
         return url
 

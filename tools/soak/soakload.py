@@ -33,6 +33,7 @@ import requests
 import sqlalchemy as sa
 
 from reserveapi import client
+from reserveapi_testing import observer
 from tools.soak import soakservices
 
 OPERATION_ATTEMPTS = 15
@@ -320,7 +321,7 @@ class Monitor(threading.Thread):
 
     def __init__(self, url, recorder, stop, interval=0.2):
         super().__init__(name='monitor', daemon=True)
-        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        self.engine = observer.engine(url, pool_pre_ping=True)
         self.recorder = recorder
         self.stop = stop
         self.interval = interval
@@ -565,7 +566,7 @@ class ClaimMonitor(threading.Thread):
 
     def __init__(self, url, ironic, ledger, recorder):
         super().__init__(name='claim-monitor', daemon=True)
-        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        self.engine = observer.engine(url, pool_pre_ping=True)
         self.ironic = ironic
         self.ledger = ledger
         self.recorder = recorder

@@ -37,6 +37,7 @@ import time
 import sqlalchemy as sa
 
 from reserveapi_testing import inventory
+from reserveapi_testing import observer
 from tools.soak import run as soak_run
 from tools.soak import soakload
 
@@ -239,8 +240,8 @@ class CounterWatch(threading.Thread):
 
     def __init__(self, url, stop, origin, interval=1.0):
         super().__init__(name='counter-watch', daemon=True)
-        self.engine = sa.create_engine(url, pool_pre_ping=True,
-                                       isolation_level='REPEATABLE READ')
+        self.engine = observer.engine(url, pool_pre_ping=True,
+                                     isolation_level='REPEATABLE READ')
         self.stop = stop
         self.origin = origin
         self.interval = interval

@@ -48,6 +48,7 @@ import sqlalchemy as sa
 from reserveapi import version
 from reserveapi_testing import galera
 from reserveapi_testing import loopback
+from reserveapi_testing import observer
 from reserveapi_testing import old_release
 from tools.soak import run as soak_run
 from tools.soak import soakload
@@ -176,7 +177,7 @@ class UpgradeRun:
         behind the front."""
         database, self.urls = start_databases(self.backend, self.dir)
         self._cleanups.append(database.cleanUp)
-        self.engine = sa.create_engine(self.urls['old'], pool_pre_ping=True)
+        self.engine = observer.engine(self.urls['old'], pool_pre_ping=True)
         self._cleanups.append(self.engine.dispose)
         self.inventory = os.path.join(self.dir, 'nodes.json')
         load.write(self.inventory, self.settings['nodes'], 0)
