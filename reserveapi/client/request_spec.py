@@ -21,6 +21,20 @@ FLAVOR_FIELDS = ('name', 'flavorid', 'memory_mb', 'vcpus', 'vcpu_weight',
                  'root_gb', 'ephemeral_gb', 'swap', 'rxtx_factor')
 """The fields of Nova's Flavor object a spec carries, beside its extra
 specs."""
+MATCHED_KEYS = ('memory_mb', 'vcpus', 'vcpu_weight', 'root_gb',
+                'ephemeral_gb', 'swap', 'rxtx_factor', 'extra_specs',
+                'image')
+"""The keys of a request spec the service reads; it ignores any other
+(a test holds this to the API's type)."""
+KEYS = FLAVOR_FIELDS + ('extra_specs', 'image')
+"""Every key a spec built here holds: MATCHED_KEYS and the flavor's
+``name`` and ``flavorid``, which name it but match nothing."""
+IMAGE_KEYS = ('id', 'properties')
+"""The keys of a spec's ``image`` the service reads."""
+CANDIDATES_BODY_KEYS = ('project_id', 'candidate_nodes', 'request_spec',
+                        'conductor_group', 'shard', 'limit', 'explain')
+"""The keys of a ``POST /v1/candidates`` body; the service refuses any
+other."""
 # Compute's API name of each field (GET /flavors/{flavor_id}).
 _COMPUTE_API_FLAVOR = {'name': 'name', 'id': 'flavorid', 'ram': 'memory_mb',
                        'vcpus': 'vcpus', 'disk': 'root_gb',

@@ -19,8 +19,13 @@ The flavor (with its extra specs) and the image (with its properties) are
 read from the cloud's own Nova and Glance with the user's session, and
 the request spec is built from them by ``reserveapi.client.request_spec``,
 as nova-compute's driver builds it from the same flavor and image.
+
+``--spec FILE`` takes a request spec or a whole ``POST /v1/candidates``
+body. The service ignores a spec's unknown keys, so a mistaken one here
+is refused by name rather than answered for an emptier spec.
 """
 
+from keystoneauth1.identity import base as identity_base
 from osc_lib import exceptions
 import prettytable
 
@@ -37,6 +42,81 @@ def _image(image_proxy, name_or_id):
                           original_names=True, headers=False)
     shown.update(shown.pop('properties', None) or {})
     return shown
+
+
+def _names(keys):
+    return ', '.join(sorted(keys))
+
+
+def _refuse_unknown(path, where, value, known, hint=''):
+    unknown = set(value) - set(known)
+    if unknown:
+        raise exceptions.CommandError(
+            '--spec %s: unknown key(s) %s in %s; it may hold %s.%s'
+            % (path, _names(repr(key) for key in unknown), where,
+               _names(known), hint))
+
+
+def read_spec(path):
+    """``(request_spec, query)`` from the file of ``--spec``.
+
+    A file with a top-level ``request_spec`` is a candidates body, whose
+    other keys are the query, as the service reads them; any other file
+    is a request spec and the query empty.
+    """
+    document = reservations.json_argument('@' + path, '--spec')
+    if not isinstance(document, dict):
+        raise exceptions.CommandError('--spec must hold a JSON object.')
+    if 'request_spec' in document:
+        _refuse_unknown(path, 'the candidates body', document,
+                        request_spec.CANDIDATES_BODY_KEYS)
+        query = dict(document)
+        spec = query.pop('request_spec')
+        where = 'request_spec'
+        if not isinstance(spec, dict):
+            raise exceptions.CommandError(
+                '--spec %s: request_spec must be a JSON object.' % path)
+    else:
+        spec, query, where = document, {}, 'the request spec'
+    hint = ''
+    if where != 'request_spec' and set(spec) & set(
+            request_spec.CANDIDATES_BODY_KEYS):
+        hint = ' A candidates body holds its spec under request_spec.'
+    _refuse_unknown(path, where, spec, request_spec.KEYS, hint)
+    if isinstance(spec.get('image'), dict):
+        _refuse_unknown(path, where + "'s image", spec['image'],
+                        request_spec.IMAGE_KEYS,
+                        ' Image properties go under properties.')
+    if not isinstance(query.get('explain', True), bool):
+        raise exceptions.CommandError(
+            '--spec %s: explain must be true or false.' % path)
+    if not isinstance(query.get('candidate_nodes') or [], list):
+        raise exceptions.CommandError(
+            '--spec %s: candidate_nodes must be a list.' % path)
+    return spec, query
+
+
+def missing_catalog(manager, service_type, service, option):
+    """Refuse ``option`` when nothing says where ``service_type`` is.
+
+    Without a service catalog (auth type ``none``, or a bare token and
+    endpoint) ``--os-endpoint`` is every service's endpoint, so Nova's
+    and Glance's calls would reach this service; an endpoint override
+    for the service in clouds.yaml still says where it is.
+    """
+    config = manager.get_configuration()
+    key = service_type.replace('-', '_')
+    if config.get(key + '_endpoint_override') or config.get(
+            key + '_endpoint'):
+        return
+    manager.setup_auth()
+    if isinstance(manager.auth, identity_base.BaseIdentityPlugin):
+        return
+    raise exceptions.CommandError(
+        "%s needs %s's endpoint from the service catalog, and "
+        "--os-auth-type %s gives none: pass --spec FILE instead, or set "
+        "%s_endpoint_override in clouds.yaml."
+        % (option, service, config.get('auth_type') or 'none', key))
 
 
 def _table(columns, rows):
@@ -61,8 +141,12 @@ class ShowCandidates(common.Command):
                  'specs.')
         source.add_argument(
             '--spec', metavar='<file>',
-            help='A request spec as JSON, as POST /v1/reservations takes '
-                 'it, instead of a flavor and an image.')
+            help='JSON instead of a flavor and an image: a request spec, '
+                 'as POST /v1/reservations takes it, or a whole POST '
+                 '/v1/candidates body (with request_spec), whose '
+                 'project_id, shard, conductor_group, limit, '
+                 'candidate_nodes and explain apply; the options here '
+                 'override them. An unknown key is refused.')
         parser.add_argument(
             '--image', metavar='<image>',
             help='Image (name or ID), read from Glance with its properties '
@@ -81,15 +165,28 @@ class ShowCandidates(common.Command):
                  '10).')
         return parser
 
-    def request_spec(self, parsed_args):
+    def request(self, parsed_args):
+        """``(request_spec, query)`` of the file, or of the flavor and
+        image, with the options on top."""
         if parsed_args.spec:
-            spec = reservations.json_argument('@' + parsed_args.spec,
-                                              '--spec')
-            if not isinstance(spec, dict):
-                raise exceptions.CommandError(
-                    '--spec must hold a JSON object.')
-            return spec
+            spec, query = read_spec(parsed_args.spec)
+        else:
+            spec, query = self.request_spec(parsed_args), {}
+        for option, key in (('project', 'project_id'), ('shard', 'shard'),
+                            ('conductor_group', 'conductor_group'),
+                            ('limit', 'limit')):
+            value = getattr(parsed_args, option)
+            if value is not None:
+                query[key] = value
+        return spec, query
+
+    def request_spec(self, parsed_args):
+        """The spec nova-compute's driver builds from the flavor and
+        image, as Nova and Glance show them."""
         manager = self.app.client_manager
+        missing_catalog(manager, 'compute', 'Nova', '--flavor')
+        if parsed_args.image:
+            missing_catalog(manager, 'image', 'Glance', '--image')
         flavor = manager.compute.find_flavor(
             parsed_args.flavor, ignore_missing=False, get_extra_specs=True)
         image = {'properties': {}}
@@ -104,22 +201,24 @@ class ShowCandidates(common.Command):
         if parsed_args.image and not parsed_args.flavor:
             raise exceptions.CommandError(
                 '--image goes with --flavor.')
-        answer = self.clients.reservations.candidates(
-            self.request_spec(parsed_args), project_id=parsed_args.project,
-            shard=parsed_args.shard,
-            conductor_group=parsed_args.conductor_group,
-            limit=parsed_args.limit)
+        spec, query = self.request(parsed_args)
+        answer = self.clients.reservations.candidates(spec, **query)
         out = self.app.stdout
-        out.write('%d of %d nodes could be reserved now.\n'
-                  % (answer['count'], answer['total']))
+        if 'total' in answer:
+            out.write('%d of %d nodes could be reserved now.\n'
+                      % (answer['count'], answer['total']))
+        else:
+            # "explain": false in a --spec body: no total, no exclusions.
+            out.write('%d nodes could be reserved now.\n' % answer['count'])
         out.write(_table(('Shard', 'Conductor Group', 'Nodes'), [
             (row['shard'] or '', row['conductor_group'] or '(default)',
              row['count']) for row in answer['by_partition']]) + '\n')
-        out.write(_table(('Excluded By', 'Item', 'Nodes', 'Values'), [
-            (row['reason'], row['item'] or '', row['count'], ', '.join(
-                '%s (%d)' % (value['value'], value['count'])
-                for value in row['values']))
-            for row in answer['excluded']]) + '\n')
+        if 'excluded' in answer:
+            out.write(_table(('Excluded By', 'Item', 'Nodes', 'Values'), [
+                (row['reason'], row['item'] or '', row['count'], ', '.join(
+                    '%s (%d)' % (value['value'], value['count'])
+                    for value in row['values']))
+                for row in answer['excluded']]) + '\n')
         if answer['nodes']:
             out.write('Best fit first: %s\n' % ', '.join(
                 node['name'] or node['uuid'] for node in answer['nodes']))

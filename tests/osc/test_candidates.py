@@ -19,6 +19,12 @@ python-openstackclient's own fakes of Nova's and Glance's answers
 the SDK proxies of the client manager as OSC's own commands find them;
 the spec sent is the one Nova's driver builds from that flavor and
 image, by the same builder.
+
+Beside them: ``openstack`` in this process with a Keystone catalog
+(requests_mock answering for Keystone, Nova and us), to show that Nova
+is found in the catalog whatever ``--os-endpoint`` says, and the real
+``openstack`` command against a served API without Keystone, for what
+``--spec`` accepts and refuses and for ``--flavor`` without a catalog.
 """
 
 import io
@@ -27,14 +33,22 @@ import os
 from unittest import mock
 
 import fixtures
+from keystoneauth1 import fixture as ks_fixture
+from keystoneauth1 import noauth
+from keystoneauth1.identity import base as identity_base
+from openstackclient import shell
 from openstackclient.tests.unit.compute.v2 import fakes as compute_fakes
 from openstackclient.tests.unit.image.v2 import fakes as image_fakes
 from osc_lib import exceptions
 from oslotest import base
+import requests
+from requests_mock.contrib import fixture as requests_mock_fixture
 
 from reserveapi.client import request_spec
 from reserveapi.matcher import spec as matcher_spec
 from reserveapi.osc import candidates
+from reserveapi_testing import examples
+from tests.functional import test_openstack_commands
 
 EXTRA_SPECS = {'resources:CUSTOM_BAREMETAL_GOLD': '1',
                'resources:VCPU': '0', 'capabilities:boot_mode': 'uefi',
@@ -100,6 +114,9 @@ class TestShowCandidates(base.BaseTestCase):
             'trait:HW_CPU_X86_AVX2': 'required'})
         self.app = mock.Mock(stdout=io.StringIO())
         manager = self.app.client_manager
+        # A Keystone session: the catalog says where Nova and Glance are.
+        manager.get_configuration.return_value = {'auth_type': 'password'}
+        manager.auth = mock.Mock(spec=identity_base.BaseIdentityPlugin)
         manager.compute.find_flavor.return_value = self.flavor
         manager.image.find_image.return_value = self.image
         self.client = manager.baremetal_reservation.reservations
@@ -121,9 +138,7 @@ class TestShowCandidates(base.BaseTestCase):
         manager.image.find_image.assert_called_once_with(
             'raid', ignore_missing=False)
         (spec,), options = self.client.candidates.call_args
-        self.assertEqual(
-            {'project_id': None, 'shard': 'rack-1', 'conductor_group': None,
-             'limit': 2}, options)
+        self.assertEqual({'shard': 'rack-1', 'limit': 2}, options)
         self.assertEqual(
             {'name': 'baremetal-gold', 'flavorid': self.flavor.id,
              'memory_mb': 4096, 'vcpus': 4, 'root_gb': 100,
@@ -151,9 +166,114 @@ class TestShowCandidates(base.BaseTestCase):
             json.dump({'extra_specs': EXTRA_SPECS}, stream)
         self.run_command('--spec', path, '--conductor-group', '')
         self.client.candidates.assert_called_once_with(
-            {'extra_specs': EXTRA_SPECS}, project_id=None, shard=None,
-            conductor_group='', limit=None)
+            {'extra_specs': EXTRA_SPECS}, conductor_group='')
         self.app.client_manager.compute.find_flavor.assert_not_called()
+
+    def write(self, document):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'spec.json')
+        with open(path, 'w') as stream:
+            json.dump(document, stream)
+        return path
+
+    def test_a_whole_body_from_a_file(self):
+        # The API reference's own example, as POST /v1/candidates reads it.
+        body = examples.sample('candidates/candidates-request.json')
+        self.run_command('--spec', self.write(body))
+        self.client.candidates.assert_called_once_with(
+            body['request_spec'], project_id=body['project_id'], limit=10)
+        self.client.candidates.reset_mock()
+        body.update(shard='rack-1', conductor_group='g', explain=False,
+                    candidate_nodes=['node-1'])
+        self.run_command('--spec', self.write(body), '--limit', '2',
+                         '--shard', 'rack-2', '--project', 'p')
+        # The options override the body's keys.
+        self.client.candidates.assert_called_once_with(
+            body['request_spec'], project_id='p', limit=2, shard='rack-2',
+            conductor_group='g', explain=False, candidate_nodes=['node-1'])
+
+    def test_without_explanation_no_total_and_no_exclusions(self):
+        self.client.candidates.return_value = {
+            'count': 3, 'by_partition': ANSWER['by_partition'],
+            'nodes': []}
+        output = self.run_command('--spec', self.write(
+            {'request_spec': {}, 'explain': False}))
+        self.assertEqual('3 nodes could be reserved now.',
+                         output.splitlines()[0])
+        self.assertNotIn('Excluded By', output)
+
+    def refusal(self, document):
+        path = self.write(document)
+        error = self.assertRaises(exceptions.CommandError, self.run_command,
+                                  '--spec', path)
+        self.client.candidates.assert_not_called()
+        return str(error).replace(path, 'FILE')
+
+    def test_unknown_keys_are_refused_by_name(self):
+        self.assertEqual(
+            "--spec FILE: unknown key(s) 'flavour', 'ram' in the request "
+            "spec; it may hold ephemeral_gb, extra_specs, flavorid, image, "
+            "memory_mb, name, root_gb, rxtx_factor, swap, vcpu_weight, "
+            "vcpus.", self.refusal({'ram': 1, 'flavour': 'f'}))
+        # A body without its request_spec.
+        self.assertEqual(
+            "--spec FILE: unknown key(s) 'limit', 'project_id' in the "
+            "request spec; it may hold ephemeral_gb, extra_specs, flavorid, "
+            "image, memory_mb, name, root_gb, rxtx_factor, swap, "
+            "vcpu_weight, vcpus. A candidates body holds its spec under "
+            "request_spec.",
+            self.refusal({'project_id': 'p', 'limit': 1, 'vcpus': 2}))
+        self.assertEqual(
+            "--spec FILE: unknown key(s) 'host' in the candidates body; it "
+            "may hold candidate_nodes, conductor_group, explain, limit, "
+            "project_id, request_spec, shard.",
+            self.refusal({'request_spec': {}, 'host': 'compute-1'}))
+        self.assertEqual(
+            "--spec FILE: unknown key(s) 'ram' in request_spec; it may "
+            "hold ephemeral_gb, extra_specs, flavorid, image, memory_mb, "
+            "name, root_gb, rxtx_factor, swap, vcpu_weight, vcpus.",
+            self.refusal({'request_spec': {'ram': 1}}))
+        self.assertEqual(
+            "--spec FILE: unknown key(s) 'hw_architecture' in the request "
+            "spec's image; it may hold id, properties. Image properties go "
+            "under properties.",
+            self.refusal({'image': {'hw_architecture': 'x86_64'}}))
+
+    def test_malformed_bodies(self):
+        self.assertEqual('--spec FILE: request_spec must be a JSON object.',
+                         self.refusal({'request_spec': None}))
+        self.assertEqual('--spec FILE: explain must be true or false.',
+                         self.refusal({'request_spec': {}, 'explain': 0}))
+        self.assertEqual('--spec FILE: candidate_nodes must be a list.',
+                         self.refusal({'request_spec': {},
+                                       'candidate_nodes': 'node-1'}))
+        self.assertEqual('--spec must hold a JSON object.',
+                         self.refusal([]))
+
+    def test_without_a_catalog_flavor_is_refused(self):
+        manager = self.app.client_manager
+        manager.get_configuration.return_value = {'auth_type': 'none'}
+        manager.auth = noauth.NoAuth(endpoint='http://127.0.0.1:6390')
+        error = self.assertRaises(
+            exceptions.CommandError, self.run_command, '--flavor',
+            'baremetal-gold', '--image', 'raid-ubuntu')
+        self.assertEqual(
+            "--flavor needs Nova's endpoint from the service catalog, and "
+            "--os-auth-type none gives none: pass --spec FILE instead, or "
+            "set compute_endpoint_override in clouds.yaml.", str(error))
+        manager.compute.find_flavor.assert_not_called()
+        # clouds.yaml may say where Nova is; then Glance is missing.
+        manager.get_configuration.return_value = {
+            'auth_type': 'none', 'compute_endpoint_override': 'http://nova'}
+        error = self.assertRaises(
+            exceptions.CommandError, self.run_command, '--flavor',
+            'baremetal-gold', '--image', 'raid-ubuntu')
+        self.assertIn("--image needs Glance's endpoint", str(error))
+        manager.get_configuration.return_value.update(
+            image_endpoint_override='http://glance')
+        self.run_command('--flavor', 'baremetal-gold', '--image',
+                         'raid-ubuntu')
+        self.client.candidates.assert_called_once()
 
     def test_refusals(self):
         parser = self.command.get_parser('candidates')
@@ -164,3 +284,136 @@ class TestShowCandidates(base.BaseTestCase):
         self.assertRaises(exceptions.CommandError, self.command.take_action,
                           parser.parse_args(['--spec', '/nonexistent',
                                              '--image', 'raid']))
+
+
+KEYSTONE = 'http://keystone:5000/v3'
+NOVA = 'http://nova:8774/v2.1'
+RESERVEAPI = 'http://reserveapi:6390'
+ELSEWHERE = 'http://127.0.0.1:6390'
+
+
+class TestThroughKeystone(base.BaseTestCase):
+    """``openstack`` in this process, with a Keystone session whose
+    catalog names Nova and us (requests_mock answers for all three), and
+    ``--os-endpoint`` given too: Nova is called where the catalog says.
+    """
+
+    def setUp(self):
+        super().setUp()
+        for name in list(os.environ):
+            if name.startswith('OS_'):
+                self.useFixture(fixtures.EnvironmentVariable(name))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'OS_CLIENT_CONFIG_FILE', os.devnull))
+        token = ks_fixture.V3Token(project_id='p', user_id='u')
+        token.set_project_scope()
+        for service_type, url in (('compute', NOVA),
+                                  ('image', 'http://glance:9292'),
+                                  ('baremetal-reservation', RESERVEAPI)):
+            token.add_service(service_type).add_standard_endpoints(
+                public=url, region='RegionOne')
+        self.http = self.useFixture(requests_mock_fixture.Fixture())
+        self.http.post(KEYSTONE + '/auth/tokens', json=token,
+                       headers={'X-Subject-Token': 'token'})
+        self.http.get(NOVA, json={'version': {
+            'id': 'v2.1', 'status': 'CURRENT', 'version': '2.96',
+            'min_version': '2.1', 'links': [{'rel': 'self',
+                                             'href': NOVA + '/'}]}})
+        self.http.get(NOVA + '/flavors/baremetal-gold', status_code=404,
+                      json={})
+        self.http.get(NOVA + '/flavors/detail', json={'flavors': [{
+            'id': '42', 'name': 'baremetal-gold', 'ram': 4096, 'vcpus': 4,
+            'disk': 100, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
+            'rxtx_factor': 1.0, 'extra_specs': EXTRA_SPECS}]})
+        self.http.post(RESERVEAPI + '/v1/candidates', json=ANSWER)
+
+    def test_flavor_is_read_from_the_catalog_s_nova(self):
+        stdout = io.StringIO()
+        with mock.patch('sys.stdout', stdout):
+            status = shell.main([
+                '--os-auth-type', 'v3password', '--os-auth-url', KEYSTONE,
+                '--os-username', 'u', '--os-password', 'p',
+                '--os-project-name', 'p', '--os-user-domain-id', 'default',
+                '--os-project-domain-id', 'default',
+                '--os-endpoint', ELSEWHERE,
+                'baremetal', 'reservation', 'candidates',
+                '--flavor', 'baremetal-gold'])
+        self.assertEqual(0, status)
+        self.assertEqual('3 of 7 nodes could be reserved now.',
+                         stdout.getvalue().splitlines()[0])
+        calls = [(request.method, request.url.split('?')[0])
+                 for request in self.http.request_history]
+        self.assertEqual([
+            ('POST', KEYSTONE + '/auth/tokens'), ('GET', NOVA),
+            ('GET', NOVA + '/flavors/baremetal-gold'),
+            ('GET', NOVA + '/flavors/detail'),
+            ('POST', RESERVEAPI + '/v1/candidates')], calls)
+        self.assertEqual(EXTRA_SPECS, self.http.request_history[-1].json()[
+            'request_spec']['extra_specs'])
+
+
+class TestCandidatesServed(test_openstack_commands.OpenStackCommandTestCase):
+    """The real ``openstack`` against a served API without Keystone, as
+    on the evaluation install."""
+
+    def write(self, document):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'body.json')
+        with open(path, 'w') as stream:
+            json.dump(document, stream)
+        return path
+
+    def post(self, body):
+        """What the API answers to ``body``, sent as it is."""
+        response = requests.post(
+            self.deployment.endpoint + '/v1/candidates', json=body,
+            headers={'OpenStack-API-Version': 'baremetal-reservation 1.3'},
+            timeout=60)
+        self.assertEqual(200, response.status_code, response.text)
+        return response.json()
+
+    def test_the_api_reference_s_body_counts_as_the_api_does(self):
+        path = os.path.join(examples.SAMPLES_DIR, 'candidates',
+                            'candidates-request.json')
+        body = examples.sample('candidates/candidates-request.json')
+        answer = self.post(body)
+        output = self.openstack('baremetal', 'reservation', 'candidates',
+                                '--spec', path)
+        self.assertEqual('%d of %d nodes could be reserved now.'
+                         % (answer['count'], answer['total']),
+                         output.splitlines()[0])
+        # The body's keys apply: a conductor group with no node counts
+        # none ...
+        body['conductor_group'] = 'nowhere'
+        path = self.write(body)
+        output = self.openstack('baremetal', 'reservation', 'candidates',
+                                '--spec', path)
+        self.assertEqual('0 of %d nodes could be reserved now.'
+                         % answer['total'], output.splitlines()[0])
+        # ... and an option overrides them.
+        output = self.openstack('baremetal', 'reservation', 'candidates',
+                                '--spec', path, '--conductor-group', '')
+        answer = self.post(dict(body, conductor_group=''))
+        self.assertEqual('%d of %d nodes could be reserved now.'
+                         % (answer['count'], answer['total']),
+                         output.splitlines()[0])
+
+    def test_an_unknown_key_is_refused_by_name(self):
+        path = self.write({'request_spec': {'memory_mb': 1024},
+                           'hosts': ['compute-1']})
+        self.openstack('baremetal', 'reservation', 'candidates', '--spec',
+                       path, expect=1)
+        self.assertEqual(
+            ["--spec %s: unknown key(s) 'hosts' in the candidates body; "
+             "it may hold candidate_nodes, conductor_group, explain, "
+             "limit, project_id, request_spec, shard." % path],
+            self.stderr.splitlines())
+
+    def test_flavor_without_a_catalog_is_refused(self):
+        self.openstack('baremetal', 'reservation', 'candidates', '--flavor',
+                       'baremetal-gold', '--image', 'raid-ubuntu', expect=1)
+        self.assertEqual(
+            ["--flavor needs Nova's endpoint from the service catalog, and "
+             "--os-auth-type none gives none: pass --spec FILE instead, or "
+             "set compute_endpoint_override in clouds.yaml."],
+            self.stderr.splitlines())
