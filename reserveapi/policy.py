@@ -12,9 +12,13 @@
 
 """The oslo.policy enforcer; the rules themselves live in policies/."""
 
+import difflib
+import logging
+import re
 import threading
 import time
 
+from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
@@ -58,8 +62,9 @@ def get_enforcer():
     global _ENFORCER
     with _ENFORCER_LOCK:
         if _ENFORCER is None:
-            policy_opts.set_defaults(CONF, enforce_scope=True,
-                                     enforce_new_defaults=True)
+            # oslo.policy 6 always checks scope (scope_types) and has
+            # no enforce_scope; the new defaults are said for clarity.
+            policy_opts.set_defaults(CONF, enforce_new_defaults=True)
             enforcer = _Enforcer(CONF)
             enforcer.register_defaults(policies.list_rules())
             _ENFORCER = enforcer
@@ -67,19 +72,85 @@ def get_enforcer():
 
 
 def check_at_startup():
-    """A policy file that does not parse stops the API at start-up, named,
-    rather than failing every request that is authorized with a 500.
+    """A policy file that is missing where configured, does not parse,
+    holds a rule that does not parse or names a rule we do not have stops
+    the API at start-up, named. Otherwise oslo.policy would log a
+    traceback and deny, or ignore the rule, on every request.
 
     :raises: ConfigurationError
     """
     enforcer = get_enforcer()
+    path = CONF.oslo_policy.policy_file
+    if _configured(path) and not CONF.find_file(path):
+        raise exception.ConfigurationError(
+            '[oslo_policy] policy_file %s is not there: write it, or remove '
+            'the option to use the default rules.' % path)
+    silenced = _Silenced()
+    parser_log = logging.getLogger('oslo_policy._parser')
+    parser_log.addFilter(silenced)
     try:
         enforcer.load_rules(force_reload=True)
     except ValueError as exc:
         raise exception.ConfigurationError(
             '[oslo_policy] policy_file %s is not valid: %s.' % (
-                enforcer.policy_path or CONF.oslo_policy.policy_file,
+                enforcer.policy_path or path,
                 ' '.join(str(exc).split()).rstrip('.')))
+    finally:
+        parser_log.removeFilter(silenced)
+    where = enforcer.policy_path or path
+    broken = sorted(name for name, rule in enforcer.file_rules.items()
+                    if str(rule.check) == '!'
+                    and rule.check_str.strip() != '!')
+    if broken:
+        raise exception.ConfigurationError(
+            '[oslo_policy] policy_file %s: %s does not parse: see '
+            '"oslopolicy-sample-generator --namespace reserveapi" for the '
+            'syntax.' % (where, ', '.join(
+                '"%s": "%s"' % (name, enforcer.file_rules[name].check_str)
+                for name in broken)))
+    unknown = _unknown_names(enforcer)
+    if unknown:
+        raise exception.ConfigurationError(
+            '[oslo_policy] policy_file %s names %s, which reserveapi has no '
+            'rule of and no rule refers to%s.' % (
+                where, ', '.join(unknown), _meant(unknown[0], enforcer)))
+
+
+class _Silenced(logging.Filter):
+    """Drops oslo.policy's traceback for a rule that does not parse: the
+    start-up check says the same in one line."""
+
+    def filter(self, record):
+        return False
+
+
+def _configured(path):
+    """True when the operator named the policy file, rather than leaving
+    oslo.policy's default name, which may well not exist."""
+    location = CONF.get_location('policy_file', 'oslo_policy')
+    return (location is not None and location.location
+            not in (cfg.Locations.opt_default, cfg.Locations.set_default))
+
+
+def _unknown_names(enforcer):
+    """Rules of the file that nothing uses: neither ours nor an alias
+    that another rule refers to as ``rule:NAME``."""
+    referred = set()
+    for rule in list(enforcer.file_rules.values()) + list(
+            enforcer.registered_rules.values()):
+        referred.update(_RULE_REFERENCE.findall(rule.check_str))
+    return sorted(name for name in enforcer.file_rules
+                  if name not in enforcer.registered_rules
+                  and name not in referred)
+
+
+def _meant(name, enforcer):
+    close = difflib.get_close_matches(
+        name, sorted(enforcer.registered_rules), n=1, cutoff=0.8)
+    return ' (did you mean %s?)' % close[0] if close else ''
+
+
+_RULE_REFERENCE = re.compile(r'\brule:([^\s()]+)')
 
 
 def reset():

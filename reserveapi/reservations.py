@@ -79,12 +79,18 @@ def reserve(instance_uuid, host, project_id, request_spec,
                                         request_spec, candidate_nodes,
                                         conductor_group, shard)
     except Exception as error:
-        outcome, cause = metrics.reservation_outcome(error)
-        metrics.RESERVATIONS.labels(outcome=outcome, cause=cause).inc()
+        count_refused(error)
         raise
     metrics.RESERVATIONS.labels(outcome='created' if created else 'existing',
                                 cause='').inc()
     return reservation, created
+
+
+def count_refused(error):
+    """Count a POST /v1/reservations that ``error`` ended, also one whose
+    body never reached ``reserve`` (a 400)."""
+    outcome, cause = metrics.reservation_outcome(error)
+    metrics.RESERVATIONS.labels(outcome=outcome, cause=cause).inc()
 
 
 def _reserve(instance_uuid, host, project_id, request_spec, candidate_nodes,
@@ -261,12 +267,17 @@ def _first_matches(spec, context, node_filter, wanted):
 
 
 def _explain(node_filter, python_eliminated):
-    """'120 nodes: 80 wrong resource class, 30 lack trait ...', and the
-    criterion it names first."""
+    """'120 nodes: 80 wrong resource class, 30 lack trait ...', and why,
+    for the metric: selection.refusal_cause of the nodes counted again
+    with the requested class first. A second count, only on a refusal,
+    since the text counts the nodes in the matcher's order."""
     total, eliminated, capability_values = _with_python(
         db_matching.tally(node_filter), python_eliminated)
+    _total, by_class, _values = _with_python(
+        db_matching.tally(node_filter, explain_class=True),
+        python_eliminated)
     return (selection.explain(total, eliminated, capability_values),
-            selection.leading_criterion(eliminated))
+            selection.refusal_cause(by_class))
 
 
 def _with_python(counted, python_eliminated):

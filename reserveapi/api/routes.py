@@ -33,6 +33,8 @@ import urllib.parse
 from pecan import rest
 import webob.exc
 
+from reserveapi.api import microversion
+
 # RestController methods that act on the collection, and on one item of
 # it (pecan passes the item's path segments as arguments).
 _COLLECTION = {'get': 'GET', 'get_all': 'GET', 'post': 'POST'}
@@ -106,14 +108,20 @@ def match(method, path, version_of):
         path = path[:-1]
     matches = [(route, found) for route in _table()
                for found in [route.pattern.fullmatch(path)] if found]
+    newer = []
     if any(route.min_version for route, _found in matches):
         version = version_of()
+        newer = [route for route, _found in matches
+                 if route.min_version and version < route.min_version]
         matches = [(route, found) for route, found in matches
-                   if route.min_version is None
-                   or version >= route.min_version]
+                   if route not in newer]
     for route, found in matches:
         if route.method == method:
             return route, found.groupdict()
+    newer_here = [route for route in newer if route.method == method]
+    if newer_here:
+        raise webob.exc.HTTPNotFound(detail=_newer_than(
+            newer_here[0], version))
     if not matches:
         raise webob.exc.HTTPNotFound(
             detail='No such resource: %s. GET / lists the API versions.'
@@ -125,6 +133,16 @@ def match(method, path, version_of):
             matches[0][0].template, ', '.join(allowed)))
     error.allow = allowed
     raise error
+
+
+def _newer_than(route, version):
+    """The OpenStack answer to a route newer than the request, a 404,
+    with the microversion that has it."""
+    return ('%s %s needs microversion %s or later; this request asked '
+            'for %s: send "%s: %s".' % (
+                route.method, route.template, route.min_version, version,
+                microversion.HEADER,
+                microversion.header_value(route.min_version)))
 
 
 def template_for(path):

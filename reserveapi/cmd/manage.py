@@ -31,6 +31,7 @@ from reserveapi.mirror import desired as mirror_desired
 from reserveapi.mirror import nova as mirror_nova
 from reserveapi.mirror import state as mirror_state
 from reserveapi.mirror import sync as mirror_sync
+from reserveapi.peers import credentials
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -329,10 +330,18 @@ USAGE = service.usage(
     commands=[(name, _summary(func)) for name, func in COMMANDS.items()])
 
 
+def _check_ironic_for_a_sync():
+    """sync-nodes from Ironic without [ironic] is a configuration mistake
+    (exit 2), not Ironic being down."""
+    if CONF.command.name == 'sync-nodes':
+        credentials.check_ironic_at_startup()
+
+
 @service.console_script
 def main(argv=None):
     CONF.register_cli_opt(COMMAND_OPT)
     service.prepare_service(sys.argv[1:] if argv is None else argv,
                             usage=USAGE,
-                            checks=(backends.check_connection_url,))
+                            checks=(backends.check_connection_url,
+                                    _check_ironic_for_a_sync))
     return CONF.command.func()

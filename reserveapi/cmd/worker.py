@@ -35,6 +35,7 @@ from oslo_log import log
 
 from reserveapi import fleet
 from reserveapi import reservations
+from reserveapi.common import exception
 from reserveapi.common import metrics
 from reserveapi.common import outages
 from reserveapi.common import service
@@ -88,6 +89,10 @@ def jobs():
 
 
 _OUTAGES = outages.OutageLog(LOG, 'Job %s')
+_UNPREPARED = outages.OutageLog(LOG, '%s')
+"""A database without our schema (or no database) fails every job the
+same way, with one cure: said once a minute for all of them."""
+EVERY_JOB = 'Every job'
 
 
 def start_counting(enabled):
@@ -123,9 +128,13 @@ def run_job(name, job):
         # the line already describes.
         metrics.JOB_FAILURES.labels(worker_job=name,
                                     cause=outages.peer(failure)).inc()
-        _OUTAGES.failed(name, failure)
+        if isinstance(failure, (exception.NoSchema, exception.NoDatabase)):
+            _UNPREPARED.failed(EVERY_JOB, failure)
+        else:
+            _OUTAGES.failed(name, failure)
         return False
     metrics.JOB_LAST_SUCCESS.labels(worker_job=name).set_to_current_time()
+    _UNPREPARED.succeeded(EVERY_JOB)
     _OUTAGES.succeeded(name)
     LOG.debug('Finished %s', name)
     return True

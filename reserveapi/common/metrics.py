@@ -68,10 +68,12 @@ RESERVATIONS = prometheus_client.Counter(
     _name('reservations'),
     'POST /v1/reservations by outcome: created, existing (a retry answered '
     'with the reservation it already has), no_valid_node (cause: the '
-    'criterion that the refusal names first, or lost_races when '
-    'concurrent requests took every match), conflict and unavailable '
-    '(cause: the error code, e.g. database_unavailable, '
-    'ironic_unavailable), invalid, error (a bug).',
+    'criterion that kept most nodes of the requested class, reserved '
+    'when held nodes would have matched, resource_class when the class '
+    'has no node, lost_races when concurrent requests took every '
+    'match), conflict, unavailable and invalid (cause: the error code, '
+    'e.g. database_unavailable, ironic_unavailable, '
+    'invalid_request_spec), error (a bug).',
     ('outcome', 'cause'))
 RESERVATION_LOST_RACES = prometheus_client.Counter(
     _name('reservation_lost_races'),

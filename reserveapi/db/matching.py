@@ -380,7 +380,7 @@ class Tally:
 
 
 def tally(node_filter, usable_by=None, partitions=False,
-          capabilities=False, explain=True):
+          capabilities=False, explain=True, explain_class=False):
     """Count every node once under the first clause of filter_clauses it
     fails (a clause that is NULL fails, as in a WHERE): what each
     criterion eliminated, in the order the matcher applies them, for a
@@ -392,7 +392,10 @@ def tally(node_filter, usable_by=None, partitions=False,
     group, and by cpu_arch and capabilities. Without ``explain``, only
     the passing nodes are counted (``total`` and ``eliminated`` stay
     empty): the nodes that fail a clause before the capabilities' are
-    then never read, which is most of them.
+    then never read, which is most of them. ``explain_class`` counts
+    the nodes of another resource class first and ``reserved`` after the
+    other clauses SQL decides: what kept the class's own nodes from a
+    request (see _class_first).
 
     One statement, so one snapshot: its counts add up. It counts every
     node, the first miss computed once per node, and details only the
@@ -408,6 +411,8 @@ def tally(node_filter, usable_by=None, partitions=False,
     # anti-join would cost a probe per node, most of the statement's time.
     clauses = [(name, models.Node.reserved.is_(False) if name == 'reserved'
                 else clause) for name, clause in filter_clauses(node_filter)]
+    if explain_class:
+        clauses = _class_first(clauses)
     detailed = next((index for index, (name, _clause) in enumerate(clauses)
                      if name.startswith('capabilities:')), len(clauses))
     query, detailing = _tally_query(clauses, detailed, usable_by,
@@ -423,6 +428,20 @@ def tally(node_filter, usable_by=None, partitions=False,
     if not detailing and passed:
         result.passing.append(Passing(passed))
     return result
+
+
+def _class_first(clauses):
+    """``clauses`` reordered: the resource class first, ``reserved``
+    just before the capabilities' (which Python decides in the end), the
+    rest in order. A node of the class counts under ``reserved`` only if
+    it passes everything else SQL checks."""
+    first = [clause for clause in clauses if clause[0] == 'resource_class']
+    held = [clause for clause in clauses if clause[0] == 'reserved']
+    rest = [clause for clause in clauses
+            if clause[0] not in ('resource_class', 'reserved')]
+    at = next((index for index, (name, _clause) in enumerate(rest)
+               if name.startswith('capabilities:')), len(rest))
+    return first + rest[:at] + held + rest[at:]
 
 
 def _first_miss(clauses, start=0):

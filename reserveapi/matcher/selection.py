@@ -158,15 +158,25 @@ def excluded(spec, eliminated, capability_values):
     return exclusions
 
 
-def leading_criterion(eliminated):
-    """The criterion that ``explain`` names first (``reserved``,
-    ``required_traits``: without its trait), or ``none`` when nothing
-    was eliminated (no node at all): a bounded name to count refusals
-    by."""
-    counted = [entry for entry in eliminated.items() if entry[1]]
-    if not counted:
-        return 'none'
-    return _split(min(counted, key=_reason_order)[0])[0]
+def refusal_cause(eliminated):
+    """Why a refusal refused, as a bounded name to count it by.
+
+    ``eliminated`` is counted with the requested resource class first and
+    ``reserved`` after every other clause SQL decides (db.matching.tally
+    with ``class_first``): nodes of another class are no reason, unless
+    the class has no node at all (``resource_class``). ``reserved`` when
+    some node of the class was held that would otherwise have matched;
+    else the criterion that excluded the most nodes of the class, ties
+    in criterion order. ``none`` when there is no node at all.
+    """
+    of_class = {key: count for key, count in eliminated.items()
+                if count and _split(key)[0] != 'resource_class'}
+    if not of_class:
+        return 'resource_class' if eliminated.get('resource_class') else (
+            'none')
+    if of_class.get('reserved'):
+        return 'reserved'
+    return _split(min(of_class.items(), key=_reason_order)[0])[0]
 
 
 def _most_common(counter):

@@ -26,7 +26,8 @@ Every read is cheap at any inventory size: capacity comes from the
 counters migration 0007's triggers keep, the rest from rows that number
 the sources, hosts and pending changes, never the nodes. One read runs
 at a time, in a thread of its own: a scrape waits for it at most
-``[metrics] database_timeout`` seconds, then answers without these
+``[metrics] database_timeout`` seconds (less when Prometheus' scrape
+timeout is shorter), then answers without these
 gauges and with ``reserveapi_database_up 0`` (why, at DEBUG only: the
 jobs, which use the same database, log its outages).
 """
@@ -45,6 +46,7 @@ from reserveapi.db import inventory as db_inventory
 from reserveapi.db import mirror as db_mirror
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.monitoring import exposition
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -206,7 +208,8 @@ class DatabaseCollector:
                 self._reading = _Reading()
             reading = self._reading
         families = None
-        if reading.done.wait(CONF.metrics.database_timeout):
+        if reading.done.wait(exposition.scrape_wait(
+                CONF.metrics.database_timeout)):
             families = reading.families
         yield from families or ()
         database_up = _gauge('database_up', '1 if the database answered '

@@ -25,7 +25,12 @@ the process's own registry, with its CPU and memory.
 of its own, with the database's gauges (``monitoring/database.py``).
 """
 
+import contextlib
 import os
+import socket
+import socketserver
+import threading
+from wsgiref import simple_server
 
 from oslo_log import log
 import prometheus_client
@@ -51,15 +56,73 @@ def api_registry():
     return registry
 
 
+SCRAPE_TIMEOUT_HEADER = 'HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS'
+"""Prometheus says, with every scrape, how long it will wait."""
+
+SCRAPE_MARGIN = 0.5
+"""Seconds kept for writing the answer before Prometheus gives up."""
+
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
+                           simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        """Every scrape would be a line on stderr."""
+
+
 def serve_worker(host, port, collectors=()):
     """Serve this process's registry, with ``collectors`` added, on
     ``http://host:port/metrics`` from a daemon thread.
+
+    Each scrape's wait for the database is bounded by the scrape timeout
+    Prometheus sends as well as by ``[metrics] database_timeout``: a hung
+    database shows as ``reserveapi_database_up 0``, never as the worker
+    target being down.
 
     :raises: OSError when the address cannot be bound.
     """
     for collector in collectors:
         prometheus_client.REGISTRY.register(collector)
-    server, _thread = prometheus_client.start_http_server(port, addr=host)
+    metrics_app = prometheus_client.make_wsgi_app()
+
+    def app(environ, start_response):
+        try:
+            timeout = float(environ.get(SCRAPE_TIMEOUT_HEADER, ''))
+        except ValueError:
+            timeout = None
+        with scrape_deadline(None if timeout is None
+                             else max(timeout - SCRAPE_MARGIN, 0.1)):
+            return metrics_app(environ, start_response)
+
+    server_class = type('Server', (_ThreadingWSGIServer,), {
+        'address_family': socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM)[0][0]})
+    server = simple_server.make_server(host, port, app, server_class,
+                                       handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     LOG.info('Serving metrics on http://%s:%d/metrics', host,
              server.server_port)
     return server
+
+
+_scrape = threading.local()
+
+
+@contextlib.contextmanager
+def scrape_deadline(seconds):
+    """Within it, ``scrape_wait(default)`` is at most ``seconds``."""
+    _scrape.seconds = seconds
+    try:
+        yield
+    finally:
+        _scrape.seconds = None
+
+
+def scrape_wait(default):
+    """How long this scrape may wait: ``default``, or less when the
+    scraper said it gives up sooner."""
+    seconds = getattr(_scrape, 'seconds', None)
+    return default if seconds is None else min(default, seconds)

@@ -71,7 +71,9 @@ def _refuse(error):
     if _under_gunicorn() and not _first_to_refuse():
         while True:
             time.sleep(60)
-    LOG.critical('%s', error, exc_info=service.debugging())
+    LOG.critical('%s', error, exc_info=(
+        type(error), error, error.__traceback__) if service.debugging()
+        else False)
     if _under_gunicorn():
         time.sleep(GRACE)
     raise SystemExit(REFUSED)
@@ -110,6 +112,7 @@ def init_application():
             if _under_gunicorn():
                 # Until loaded, a stop from the master is a stop.
                 stop = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            refused = None
             try:
                 service.prepare_service(
                     [], named_by=CONFIG_FILE_ENV,
@@ -121,7 +124,11 @@ def init_application():
                             credentials.check_placement_at_startup,
                             credentials.check_ironic_at_startup))
             except exception.ConfigurationError as exc:
-                _refuse(exc)
+                refused = exc
+            if refused:
+                # Out of the except block: oslo.log would repeat the
+                # error after the line.
+                _refuse(refused)
             if _under_gunicorn():
                 signal.signal(signal.SIGTERM, stop)
             _application = app.setup_app()

@@ -15,10 +15,14 @@ answers without the database's gauges, and says so, once
 ``[metrics] database_timeout`` has passed."""
 
 import threading
+import time
 
 import fixtures
+import prometheus_client
+import requests
 
 from reserveapi.monitoring import database
+from reserveapi.monitoring import exposition
 from tests import base
 
 
@@ -58,3 +62,19 @@ class TestDatabaseTimeout(base.TestCase):
         self.assertEqual(1, len(self.reads))
         self.release.set()
         self.assertEqual(1, self.scrape(collector)['reserveapi_database_up'])
+
+    def test_the_scrape_timeout_prometheus_sends_bounds_the_wait(self):
+        """Past the scrape timeout the target would be down, and the
+        worker-down alert would fire instead of the database's."""
+        self.config(database_timeout=30, group='metrics')
+        collector = database.DatabaseCollector()
+        server = exposition.serve_worker('127.0.0.1', 0, [collector])
+        self.addCleanup(prometheus_client.REGISTRY.unregister, collector)
+        self.addCleanup(server.shutdown)
+        started = time.monotonic()
+        text = requests.get(
+            'http://127.0.0.1:%d/metrics' % server.server_port,
+            headers={'X-Prometheus-Scrape-Timeout-Seconds': '1.5'},
+            timeout=10).text
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertIn('\nreserveapi_database_up 0.0\n', text)

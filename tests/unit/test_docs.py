@@ -423,3 +423,27 @@ class TestCatalogType(base.BaseTestCase):
                               r'(\S+)', text.replace('\\\n', ' ')))
         self.assertGreaterEqual(len(found), 5)
         self.assertEqual({microversion.SERVICE_TYPE}, set(found))
+
+
+class TestGunicornStarts(base.BaseTestCase):
+    """Every documented start of the API under gunicorn loads our
+    settings: without them each scrape shows one worker's counters,
+    which go back when gunicorn replaces it."""
+
+    SETTINGS = '-c python:reserveapi.wsgi.gunicorn_config'
+
+    def starts(self):
+        for path in sorted(list(ROOT.glob('doc/source/**/*.rst'))
+                           + list(ROOT.glob('etc/systemd/*.service'))
+                           + [ROOT / 'README.md']):
+            text = path.read_text().replace('\\\n', ' ')
+            for line in text.splitlines():
+                if re.search(r'\bgunicorn\b.*--bind.*reserveapi\.wsgi\.api:'
+                             r'application', line):
+                    yield path.relative_to(ROOT), ' '.join(line.split())
+
+    def test_every_start_sums_its_workers(self):
+        starts = list(self.starts())
+        self.assertGreaterEqual(len(starts), 4)
+        self.assertEqual([], [(str(path), line) for path, line in starts
+                              if self.SETTINGS not in line])

@@ -112,8 +112,9 @@ def _served(route, version):
 def _too_early_requests(route, values, bodies):
     """The valid request of a route newer than the request's version."""
     body = bodies.get('%s %s' % (route.method, route.template))
+    needs = 'needs microversion %s or later' % (route.min_version,)
     return [_req('too early', route.method, fill(route.template, values),
-                 {404}, 'No such resource',
+                 {404}, needs,
                  body=None if body is None else _json(body),
                  content_type=None if body is None else 'application/json')]
 
@@ -156,11 +157,13 @@ def _method_requests(values, version):
         for method in METHODS:
             if not allowed:
                 # No route of the path at this version: no resource.
+                # The route's own method names the microversion that
+                # has it.
                 rows.append(_req('wrong method', method,
                                  fill(template, values),
                                  {404} | ({200} if method == 'OPTIONS'
                                          else set()),
-                                 'No such resource'))
+                                 ('No such resource', 'needs microversion')))
             elif method not in allowed:
                 # /v1/aggregates/sync is also an aggregate_uuid to the
                 # item routes: a 400 saying it is no UUID.

@@ -206,7 +206,11 @@ class TestCandidates(CandidatesTestCase):
         for version in ('1.0', '1.2'):
             response = self.candidates(version={
                 'OpenStack-API-Version': 'baremetal-reservation ' + version})
-            self.assertError(response, 404, 'reserveapi.not_found')
+            error = self.assertError(response, 404, 'reserveapi.not_found')
+            self.assertEqual(
+                'POST /v1/candidates needs microversion 1.3 or later; this '
+                'request asked for %s: send "OpenStack-API-Version: '
+                'baremetal-reservation 1.3".' % version, error['detail'])
         self.assertEqual(1, self.answer()['count'])
 
 

@@ -174,6 +174,68 @@ class TestReservationOutcomes(MetricsTestCase):
                 before, outcome, cause), (outcome, cause))
 
 
+class TestRefusalCauses(MetricsTestCase):
+    """Each refusal is counted by why *it* was refused, in an inventory
+    where another class outnumbers the requested one: the criterion that
+    kept the most of the requested class's nodes (as the 409 counts
+    them), ``reserved`` when its held nodes would have matched,
+    ``resource_class`` only for a class without nodes, and a bad body as
+    ``invalid``."""
+
+    def setUp(self):
+        super().setUp()
+        self.nodes(
+            inventory.node('gold-1'),
+            inventory.node('gold-2', traits=('HW_CPU_X86_AVX2',)),
+            inventory.node('gold-3', traits=('HW_CPU_X86_AVX2',)),
+            inventory.node('gold-4', maintenance=True),
+            *[inventory.node('silver-%d' % index, resource_class='silver')
+              for index in range(6)])
+
+    def refused(self, spec, detail, *more):
+        before = self.scrape()
+        self.assertNoValidNode(self.reserve(spec), detail)
+        after = self.scrape()
+        return {cause for (name, labels), count in after.items()
+                if name == 'reserveapi_reservations_total'
+                and dict(labels)['outcome'] == 'no_valid_node'
+                and count != before.get((name, labels), 0)
+                for cause in [dict(labels)['cause']]}
+
+    def test_each_criterion_against_its_409(self):
+        raid = reservation_base.spec()
+        bronze = reservation_base.spec(extra_specs={
+            'resources:CUSTOM_BAREMETAL_GOLD': None,
+            'resources:CUSTOM_BAREMETAL_BRONZE': '1'})
+        bios = reservation_base.spec(extra_specs={
+            'capabilities:boot_mode': 'bios', 'trait:CUSTOM_RAID': None})
+        self.assertEqual({'required_traits'}, self.refused(
+            reservation_base.spec(extra_specs={
+                'trait:CUSTOM_RAID': None, 'trait:CUSTOM_NVME': 'required'}),
+            '10 nodes: 6 wrong resource class, 3 lack trait CUSTOM_NVME, 1 '
+            'in maintenance'))
+        self.assertEqual({'resource_class'}, self.refused(
+            bronze, '10 nodes: 9 wrong resource class, 1 in maintenance'))
+        self.assertEqual({'capabilities'}, self.refused(
+            bios, '10 nodes: 6 wrong resource class, 3 fail capability '
+            'boot_mode, 1 in maintenance; capability boot_mode: closest '
+            'nodes have uefi (3)'))
+        self.assertEqual(201, self.reserve(raid).status_int)
+        self.assertEqual({'reserved'}, self.refused(
+            raid, '10 nodes: 6 wrong resource class, 2 lack trait '
+            'CUSTOM_RAID, 1 in maintenance, 1 reserved'))
+
+    def test_a_bad_body_is_invalid(self):
+        before = self.scrape()
+        response = self.request('POST', '/v1/reservations', {
+            'host': 'compute-1', 'request_spec': examples.REQUEST_SPEC})
+        self.assertEqual(400, response.status_int, response.text)
+        code = response.json['errors'][0]['code'].rpartition('.')[2]
+        self.assertEqual(1, self.reservations_of(
+            self.scrape(), 'invalid', code) - self.reservations_of(
+            before, 'invalid', code))
+
+
 class TestDatabaseGauges(base.DBTestCase):
     """What reserveapi-worker's scrape reads from the database, on every
     backend."""

@@ -301,29 +301,31 @@ class TestExplain(testtools.TestCase):
             selection.explain(len(nodes), eliminated, values))
 
 
-class TestLeadingCriterion(testtools.TestCase):
-    """What a refusal is counted by: the criterion its text names first,
-    without the trait or capability it failed on."""
+class TestRefusalCause(testtools.TestCase):
+    """What a refusal is counted by, from nodes counted with the
+    requested class first: never the other classes' nodes, unless the
+    class has none; ``reserved`` when held nodes would have matched."""
 
-    def test_the_largest_count_leads(self):
-        eliminated = {'resource_class': 80, 'required_traits:CUSTOM_RAID': 30,
-                      'reserved': 10}
-        self.assertTrue(selection.explain(120, eliminated, {}).startswith(
-            '120 nodes: 80 wrong resource class'))
-        self.assertEqual('resource_class',
-                         selection.leading_criterion(eliminated))
+    def test_other_classes_are_no_reason(self):
+        self.assertEqual('required_traits', selection.refusal_cause(
+            {'resource_class': 80, 'required_traits:CUSTOM_RAID': 3,
+             'maintenance': 1}))
 
-    def test_an_item_is_dropped(self):
-        self.assertEqual('required_traits', selection.leading_criterion(
-            {'required_traits:CUSTOM_RAID': 3, 'reserved': 1}))
+    def test_a_class_without_nodes(self):
+        self.assertEqual('resource_class', selection.refusal_cause(
+            {'resource_class': 80, 'retired': 0}))
+
+    def test_held_nodes_that_would_match(self):
+        self.assertEqual('reserved', selection.refusal_cause(
+            {'resource_class': 80, 'maintenance': 30, 'reserved': 1}))
 
     def test_ties_go_in_criterion_order(self):
-        self.assertEqual('reserved', selection.leading_criterion(
-            {'resource_class': 2, 'reserved': 2}))
+        self.assertEqual('maintenance', selection.refusal_cause(
+            {'maintenance': 2, 'required_traits:CUSTOM_RAID': 2}))
 
-    def test_nothing_eliminated(self):
-        self.assertEqual('none', selection.leading_criterion({}))
-        self.assertEqual('none', selection.leading_criterion({'retired': 0}))
+    def test_nothing_at_all(self):
+        self.assertEqual('none', selection.refusal_cause({}))
+        self.assertEqual('none', selection.refusal_cause({'retired': 0}))
 
 
 class TestCandidatesOrder(testtools.TestCase):

@@ -161,9 +161,13 @@ class ReservationsController(rest.RestController):
         context = pecan.request.context
         policy.authorize(reservation_policy.CREATE, context)
         partitions = pecan.request.version >= microversion.PARTITIONS
-        body = body_mod.request_body(
-            PartitionedReservationRequest if partitions
-            else ReservationRequest)
+        try:
+            body = body_mod.request_body(
+                PartitionedReservationRequest if partitions
+                else ReservationRequest)
+        except exception.Invalid as error:
+            reservations.count_refused(error)
+            raise
         reservation, created = reservations.reserve(
             instance_uuid=body.instance_uuid,
             host=body.host,
