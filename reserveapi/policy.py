@@ -153,6 +153,17 @@ def _meant(name, enforcer):
 _RULE_REFERENCE = re.compile(r'\brule:([^\s()]+)')
 
 
+def opened_to_readers(rules):
+    """The ``rules`` that let a plain reader of one project act on
+    another's: what a policy file written for an older default may still
+    open (reserveapi-status upgrade check)."""
+    enforcer = get_enforcer()
+    reader = {'roles': ['reader'], 'project_id': 'a-project',
+              'user_id': 'a-reader'}
+    return [rule for rule in rules if enforcer.enforce(
+        rule, {'project_id': 'another-project'}, reader)]
+
+
 def reset():
     global _ENFORCER
     with _ENFORCER_LOCK:

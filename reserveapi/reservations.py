@@ -553,7 +553,8 @@ def candidates(project_id, request_spec, candidate_nodes=None,
     (db.matching.tally), then Python checks the capabilities of the
     nodes SQL let through, once per distinct set of them, as it checks
     every node it reserves. With ``usable_by`` (a project) only the
-    nodes that project may use are counted or named.
+    nodes that project may use are counted, and only those it owns or
+    leases named.
 
     :raises: InvalidRequestSpec naming the key; DBError
     """
@@ -582,6 +583,11 @@ def candidates(project_id, request_spec, candidate_nodes=None,
         matched, _python_eliminated = _first_matches(
             spec, context, node_filter, max(
                 limit, CONF.matcher.subset_size, CONF.matcher.max_attempts))
+        if usable_by is not None:
+            # Counted, not named: a node with no owner may be given to
+            # the project, but only admin sees it (as in Ironic).
+            matched = [node for node in matched
+                       if usable_by in (node.owner, node.lessee)]
         nodes = selection.by_fit(spec, matched)[:limit]
     return Candidates(
         count=sum(by_partition.values()), total=total if explain else None,

@@ -43,6 +43,12 @@ VERSIONS = [
     '1.3',  # Capacity planning: POST /v1/candidates answers how many
             # nodes a reservation with a request spec could get now,
             # per partition, and what excluded the others.
+    '1.4',  # A project's view: a reader, member or manager of a project
+            # sees only the nodes its project owns or leases (another is
+            # a 404) and is named only those among candidates; capacity
+            # is admin's and service's. By policy
+            # (reserveapi:node:list_all, reserveapi:capacity:get), at
+            # every microversion: a client cannot ask for the old view.
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
 CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')

@@ -29,7 +29,7 @@ MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
-MAX_VERSION = '1.3'
+MAX_VERSION = '1.4'
 # The first microversions that know Ironic partitions in a reservation
 # (``shard``, ``conductor_group``), the capacity summary of a partition
 # (``GET /v1/capacity`` with traits and architectures) and candidates

@@ -22,6 +22,7 @@ import datetime
 import functools
 import sys
 
+from oslo_policy import opts as policy_opts
 from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
@@ -63,6 +64,15 @@ NOVA_FEATURES = (
      lambda: bool(CONF.reservations.orphan_interval)),
 )
 """Options that make the service call Nova, and whether each is on."""
+
+
+def _policy_files_found():
+    """Whether a policy file or directory of ``[oslo_policy]`` exists:
+    without one the rules are the defaults."""
+    policy_opts.set_defaults(CONF)
+    group = CONF.oslo_policy
+    return any(CONF.find_file(path)
+               for path in [group.policy_file] + list(group.policy_dirs))
 
 
 def _result(code, details):
@@ -326,6 +336,30 @@ class Checks(upgradecheck.UpgradeCommands):
                 oldest.aggregate_uuid, since, STALE_PENDING_BACKOFFS,
                 oldest.attempts, oldest.last_error or 'none'))
 
+    def _check_project_views(self):
+        """Microversion 1.4 keeps the whole inventory and capacity to
+        admin and service; a policy file may open them again."""
+        closed = _result(SUCCESS, 'A project sees only the nodes it owns '
+                         'or leases; capacity is admin\'s and service\'s.')
+        if not _policy_files_found():
+            return closed
+        # Imported only for a policy file: building the rules loads
+        # oslo.policy's check plugins, whose entry-point cache a command
+        # that only reads should not write into the user's home.
+        from reserveapi import policy
+        from reserveapi.policies import capacity as capacity_policy
+        from reserveapi.policies import node as node_policy
+        opened = policy.opened_to_readers((node_policy.LIST_ALL,
+                                           capacity_policy.GET))
+        if not opened:
+            return closed
+        return _result(WARNING, 'The policy file lets every reader of any '
+                       'project use %s: each project sees every node, '
+                       'with its capabilities, partition and reservations, '
+                       'as before microversion 1.4. Remove these rules '
+                       'from the policy file unless every project may see '
+                       'the whole cloud.' % ', '.join(opened))
+
     _upgrade_checks = (
         ('Database schema', _check_schema),
         ('Database privileges', _check_privileges),
@@ -337,6 +371,7 @@ class Checks(upgradecheck.UpgradeCommands):
         ('Placement credentials', _check_placement),
         ('Nova credentials', _check_nova),
         ('Aggregate mirror backlog', _check_mirror_backlog),
+        ('Project views', _check_project_views),
         ('Policy file JSON to YAML migration',
          (common_checks.check_policy_json, {'conf': CONF})),
     )

@@ -39,31 +39,44 @@ def _nodes_with_reservations():
             .options(orm.noload(models.Reservation.node)))
 
 
-def get_node(ident):
+def get_node(ident, project_id=None):
     """A node by uuid (when ``ident`` is one) or name, with its live
-    reservation.
+    reservation; with ``project_id``, only one that project owns or
+    leases.
 
     :raises: NodeNotFound
     """
     column = (models.Node.uuid if validators.is_uuid(ident)
               else models.Node.name)
+    query = _nodes_with_reservations().where(column == ident)
+    if project_id is not None:
+        query = query.where(_of_project(project_id))
     with base.reader() as session:
-        row = session.execute(_nodes_with_reservations().where(
-            column == ident)).first()
+        row = session.execute(query).first()
         if row is None:
             raise exception.NodeNotFound(node=ident)
         return records.node_record(*row)
 
 
+def _of_project(project_id):
+    """Owned or leased by the project: a node with neither is nobody's
+    to see but admin's (as in Ironic)."""
+    node = models.Node
+    return sa.or_(node.owner == project_id, node.lessee == project_id)
+
+
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
-               sort_dir='asc'):
+               sort_dir='asc', project_id=None):
     """Nodes matching equality ``filters`` on node columns; ``reserved``
-    filters on a live reservation.
+    filters on a live reservation. With ``project_id``, only the nodes
+    that project owns or leases, the marker included.
 
     :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
     query = _nodes_with_reservations()
+    if project_id is not None:
+        query = query.where(_of_project(project_id))
     reserved = filters.pop('reserved', None)
     if reserved is not None:
         query = query.where(models.Reservation.id.is_not(None) if reserved

@@ -27,14 +27,20 @@ SORT_KEYS = ('uuid', 'name', 'resource_class', 'provision_state',
              'synced_at')
 
 
-def get_node(ident):
-    """:raises: NodeNotFound"""
-    return db_nodes.get_node(ident)
+def get_node(ident, project_id=None):
+    """The node, or with ``project_id`` the node if that project owns or
+    leases it: another project's is not found, so that its name does not
+    tell it exists.
+
+    :raises: NodeNotFound
+    """
+    return db_nodes.get_node(ident, project_id=project_id)
 
 
 def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
-               sort_dir='asc'):
-    """Nodes by equality filters.
+               sort_dir='asc', project_id=None):
+    """Nodes by equality filters; with ``project_id``, only the nodes
+    that project owns or leases.
 
     A resource class filter is the class as the listing shows it, the
     one Nova reports (``CUSTOM_BAREMETAL_GOLD``); any other spelling is
@@ -47,7 +53,8 @@ def list_nodes(filters=None, limit=None, marker=None, sort_key='uuid',
     if filters.get('resource_class'):
         filters['resource_class'] = _reported_class(
             filters['resource_class'])
-    return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir)
+    return db_nodes.list_nodes(filters, limit, marker, sort_key, sort_dir,
+                               project_id=project_id)
 
 
 def get_sync_state():

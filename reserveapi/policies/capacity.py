@@ -18,8 +18,11 @@ GET = 'reserveapi:capacity:get'
 
 rules = [
     base.rule(
-        GET, base.ADMIN_SERVICE_OR_READER,
-        'Show capacity per resource class.',
+        GET, base.ADMIN_OR_SERVICE,
+        "Show capacity per resource class: the whole cloud's, and every "
+        "compute host's reservations, as Placement's usages are. Set it "
+        'to "role:reader" to open it to readers, as before microversion '
+        '1.4.',
         'GET', '/v1/capacity'),
 ]
 

@@ -15,6 +15,7 @@
 from reserveapi.policies import base
 
 LIST = 'reserveapi:node:list'
+LIST_ALL = 'reserveapi:node:list_all'
 GET = 'reserveapi:node:get'
 GET_OWNER_LESSEE = 'reserveapi:node:get:owner_lessee'
 """Checked per node, the node's ``owner`` and ``lessee`` as target: who
@@ -26,11 +27,20 @@ RESOURCE = '/v1/nodes/{node_ident}'
 rules = [
     base.rule(
         LIST, base.ADMIN_SERVICE_OR_READER,
-        'List the node inventory.',
+        'List the nodes (a reader of a project: those its project owns '
+        'or leases, as Ironic shows them).',
         'GET', COLLECTION),
     base.rule(
+        LIST_ALL, base.ADMIN_OR_SERVICE,
+        'See every node of the inventory: who the rule refuses sees only '
+        'the nodes its project owns or leases, and any other is a 404. '
+        'Set it to "role:reader" for the view before microversion 1.4: '
+        'the whole inventory to every reader.',
+        'GET', COLLECTION, ('GET', RESOURCE)),
+    base.rule(
         GET, base.ADMIN_SERVICE_OR_READER,
-        'Show a node.',
+        'Show a node (a reader of a project: one its project owns or '
+        'leases).',
         'GET', RESOURCE),
     base.rule(
         GET_OWNER_LESSEE, base.ADMIN_SERVICE_OR_NODE_PROJECT,

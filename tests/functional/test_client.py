@@ -84,7 +84,7 @@ class TestReservationClient(base.DBTestCase):
 
     def test_microversion_is_negotiated_from_the_version_document(self):
         # The newest both speak: the client's newest is the service's.
-        self.assertEqual('1.3', self.client.api_version)
+        self.assertEqual('1.4', self.client.api_version)
         self.assertTrue(self.client.speaks('1.1'))
 
     def test_list_follows_next_links(self):
@@ -208,7 +208,7 @@ class TestClientFailures(tests_base.TestCase):
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
         # The newest version both sides speak is the client's newest.
-        self.assertEqual({'baremetal-reservation 1.3, reservation 1.3'},
+        self.assertEqual({'baremetal-reservation 1.4, reservation 1.4'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):

@@ -17,6 +17,7 @@ an operator runs it, for its exit codes.
 """
 
 import json
+import os
 
 from oslo_db.sqlalchemy import engines
 from oslo_upgradecheck import upgradecheck
@@ -214,7 +215,7 @@ class TestStatusCommand(test_base.TestCase):
              'Database health': 0, 'Inventory source': 0,
              'Inventory sync': 0, 'Placement credentials': 0,
              'Nova credentials': 0, 'Aggregate mirror backlog': 0,
-             'Policy file JSON to YAML migration': 0},
+             'Project views': 0, 'Policy file JSON to YAML migration': 0},
             {check['check']: check['result'] for check in checks})
         details = {check['check']: check['details'] for check in checks}
         self.assertEqual('Placement accepted our credentials.',
@@ -234,6 +235,21 @@ class TestStatusCommand(test_base.TestCase):
         self.assertIn('Check: Placement credentials Result: Failure', text)
         self.assertIn('[placement] lacks username or user_id, password, '
                       'project_name or project_id', text)
+
+    def test_a_policy_file_that_opens_the_old_views(self):
+        path = os.path.join(self.deployment.path, 'policy.yaml')
+        with open(path, 'w') as stream:
+            stream.write('"reserveapi:node:list_all": "role:reader"\n'
+                         '"reserveapi:capacity:get": "role:admin"\n')
+        self.deployment.config['oslo_policy'] = {'policy_file': path}
+        self.deployment.write_config()
+        self.deployment.migrate()
+        text = _unwrapped(self.status().stdout)
+        self.assertIn('Check: Project views Result: Warning Details: The '
+                      'policy file lets every reader of any project use '
+                      'reserveapi:node:list_all: each project sees every '
+                      'node', text)
+        self.assertNotIn('capacity:get', text)
 
     def test_old_schema(self):
         self.deployment.migrate('0002_mirror_pending_since')

@@ -27,7 +27,10 @@ class TestReaderIsolation(base.KeystoneTestCase):
 
     def setUp(self):
         super().setUp()
-        self.sync_nodes([inventory.node(name) for name in NODES])
+        # Half A's, half B's: each project's reservations land on its own.
+        self.sync_nodes([inventory.node(name, owner=self.project_a
+                                        if number < 4 else self.project_b)
+                         for number, name in enumerate(NODES)])
         self.mine = [self._reserve(self.project_a, host)
                      for host in base.HOSTS + base.HOSTS]
         self.theirs = [self._reserve(self.project_b, host)
@@ -74,18 +77,44 @@ class TestReaderIsolation(base.KeystoneTestCase):
                          400, 'reserveapi.invalid')
 
     def test_filters_never_reach_another_project(self):
+        """Every filter and paging parameter of both lists, with B's
+        values, for each of A's personas (Ironic's LP #2150461 and
+        #2162715 class): never a row of B's."""
         theirs = self.theirs[0]
-        for query in ('?project_id=%s' % self.project_b,
-                      '?instance_uuid=%s' % theirs['instance_uuid'],
-                      '?node_uuid=%s' % theirs['node_uuid'],
-                      '?host=%s' % theirs['host'],
-                      '?state=reserved'):
-            listed = self._listed('reader_a', query)
-            self.assertEqual(
-                [], [item for item in listed
-                     if item['project_id'] != self.project_a], query)
-        self.assertEqual([], self._listed(
-            'reader_a', '?instance_uuid=%s' % theirs['instance_uuid']))
+        for persona in ('reader_a', 'member_a', 'manager_a'):
+            for query in ('?project_id=%s' % self.project_b,
+                          '?instance_uuid=%s' % theirs['instance_uuid'],
+                          '?node_uuid=%s' % theirs['node_uuid'],
+                          '?host=%s' % theirs['host'],
+                          '?state=reserved', '?limit=1',
+                          '?sort_key=host&sort_dir=desc'):
+                listed = self._listed(persona, query)
+                self.assertEqual(
+                    [], [item for item in listed
+                         if item['project_id'] != self.project_a],
+                    (persona, query))
+            self.assertEqual([], self._listed(
+                persona, '?instance_uuid=%s' % theirs['instance_uuid']))
+            for query in ('', '?reserved=true', '?reserved=false',
+                          '?resource_class=baremetal-gold',
+                          '?provision_state=available',
+                          '?maintenance=false', '?conductor_group=',
+                          '?limit=1', '?sort_key=name&sort_dir=desc'):
+                url, names = '/v1/nodes' + query, []
+                while url:
+                    response = self.as_persona(persona, 'GET', url)
+                    self.assertEqual(200, response.status_code,
+                                     response.text)
+                    names += [node['name']
+                              for node in response.json()['nodes']]
+                    self.assertNotIn(self.project_b, response.text)
+                    url = response.json().get('next')
+                self.assertLessEqual(set(names), set(NODES[:4]),
+                                     (persona, query))
+            self.assertError(self.as_persona(
+                persona, 'GET',
+                '/v1/nodes?marker=%s' % theirs['node_uuid']),
+                400, 'reserveapi.invalid')
 
     def test_another_projects_reservation_is_not_found(self):
         theirs = self.theirs[0]
@@ -116,34 +145,31 @@ class TestReaderIsolation(base.KeystoneTestCase):
         self.assertError(missing, 400, 'reserveapi.invalid')
         self.assertError(theirs, 400, 'reserveapi.invalid')
 
-    def test_nodes_do_not_show_another_projects_reservation(self):
-        """/v1/nodes shows every node to a reader, but of another
-        project's reservation only that the node is held.
-        """
-        nodes = self.as_persona('reader_a', 'GET', '/v1/nodes').json()
-        held = [node for node in nodes['nodes'] if node['reservation']]
-        shown = {node['reservation']['instance_uuid'] for node in held}
-        theirs = {item['instance_uuid'] for item in self.theirs}
-        mine = {item['instance_uuid'] for item in self.mine}
-        self.assertEqual(set(), shown & theirs)
-        self.assertEqual(mine, shown & mine)
-        self.assertEqual(set(), {node['instance_uuid'] for node in held}
-                         & theirs)
-        self.assertEqual(len(self.mine) + len(self.theirs), len(held))
-        hidden = [node['reservation'] for node in held
-                  if node['reservation']['uuid'] is None]
-        self.assertEqual(len(self.theirs), len(hidden))
-        self.assertEqual({'uuid': None, 'instance_uuid': None, 'host': None,
-                          'links': []},
-                         {key: value for key, value in hidden[0].items()
-                          if key != 'state'})
-        for node in held:
-            one = self.as_persona('reader_a', 'GET',
-                                  '/v1/nodes/%s' % node['uuid']).json()
-            self.assertEqual(node['reservation'], one['reservation'])
+    def test_nodes_show_only_the_own_projects(self):
+        """/v1/nodes shows a reader only the nodes its project owns or
+        leases (Ironic's rule), with its own reservations on them; B's
+        nodes, and so B's reservations, are not there, not even as a
+        404 that differs from a node that does not exist."""
+        for persona in ('reader_a', 'member_a', 'manager_a'):
+            nodes = self.as_persona(persona, 'GET', '/v1/nodes').json()
+            self.assertEqual(NODES[:4], sorted(
+                node['name'] for node in nodes['nodes']), persona)
+            self.assertEqual(
+                {item['instance_uuid'] for item in self.mine},
+                {node['reservation']['instance_uuid']
+                 for node in nodes['nodes']}, persona)
+            missing = self.as_persona(persona, 'GET', '/v1/nodes/node-99')
+            self.assertError(missing, 404, 'reserveapi.node_not_found')
+            for name in NODES[4:]:
+                theirs = self.as_persona(persona, 'GET', '/v1/nodes/' + name)
+                self.assertError(theirs, 404, 'reserveapi.node_not_found')
+                self.assertEqual(
+                    missing.json()['errors'][0]['detail'].replace(
+                        'node-99', name),
+                    theirs.json()['errors'][0]['detail'])
 
     def test_readers_never_change_or_release(self):
-        for persona in ('reader_a', 'member_a', 'reader_b'):
+        for persona in ('reader_a', 'member_a', 'manager_a', 'reader_b'):
             for target in (self.mine[0], self.theirs[0]):
                 path = '/v1/reservations/' + target['uuid']
                 patch = [{'op': 'replace', 'path': '/state',

@@ -43,11 +43,15 @@ UNAUTHENTICATED = ('no_token', 'bogus_token', 'expired_token',
                    'revoked_token')
 PERSONAS = tuple(sorted(keystone_fixture.PERSONAS)) + UNAUTHENTICATED
 NODES = ('node-1', 'node-2', 'node-3')
-# On an own_nodes route, beside NODES: a node only project B may use.
+# On an own_nodes or project_nodes route, beside NODES: a node only
+# project B may use; on a project_nodes route also one of project A's,
+# which is {node_ident}.
 NODE_OF_B = 'node-of-b'
+NODE_OF_A = 'node-of-a'
 HOST = 'compute-1'
 ERROR_CODES = {401: 'reserveapi.unauthorized', 403: 'reserveapi.forbidden',
                404: 'reserveapi.reservation_not_found'}
+NODE_NOT_FOUND = 'reserveapi.node_not_found'
 
 
 def load_document():
@@ -82,8 +86,8 @@ class TestMatrixCoversTheAPI(testtools.TestCase):
             for status in entry['expect'].values():
                 self.assertIn(status, (200, 201, 202, 204, 401, 403, 404))
             self.assertLessEqual(set(entry), {'expect', 'body',
-                                              'own_project', 'own_nodes'},
-                                 route)
+                                              'own_project', 'own_nodes',
+                                              'project_nodes'}, route)
 
     def test_owner_lessee_names_every_node_reader(self):
         document = load_document()
@@ -109,8 +113,10 @@ class TestRBACMatrix(base.KeystoneTestCase):
         self.entry = load_matrix()[self.route]
         self.every_project = load_document()['every_project']
         nodes = [inventory.node(name) for name in NODES]
-        if self.entry.get('own_nodes'):
+        if self.entry.get('own_nodes') or self.entry.get('project_nodes'):
             nodes.append(inventory.node(NODE_OF_B, owner=self.project_b))
+        if self.entry.get('project_nodes'):
+            nodes.append(inventory.node(NODE_OF_A, owner=self.project_a))
         self.sync_nodes(nodes)
 
     def _token(self, persona):
@@ -130,7 +136,7 @@ class TestRBACMatrix(base.KeystoneTestCase):
         values = {'new_uuid': str(uuid.uuid4()),
                   'project_a': self.project_a,
                   'request_spec': examples.REQUEST_SPEC}
-        params = {'node_ident': NODES[0], 'host': HOST}
+        params = {'node_ident': NODE_OF_A, 'host': HOST}
         if '{reservation_uuid}' in template or self.entry.get(
                 'own_project'):
             reservation, _created = reservations.reserve(
@@ -164,11 +170,18 @@ class TestRBACMatrix(base.KeystoneTestCase):
             mismatch = self._nodes_mismatch(persona, response)
             if mismatch:
                 return mismatch
+        if (self.entry.get('project_nodes') and expected == 200
+                and 'nodes' in response.json()):
+            mismatch = self._project_nodes_mismatch(persona, response)
+            if mismatch:
+                return mismatch
         if expected not in ERROR_CODES:
             return None
+        code = ERROR_CODES[expected]
+        if expected == 404 and self.route.startswith('GET /v1/nodes/'):
+            code = NODE_NOT_FOUND
         (error,) = response.json()['errors']
-        if (error['status'], error['code']) != (expected,
-                                                ERROR_CODES[expected]):
+        if (error['status'], error['code']) != (expected, code):
             return '%s: error body %s' % (persona, error)
         return None
 
@@ -185,6 +198,20 @@ class TestRBACMatrix(base.KeystoneTestCase):
             return '%s: counted %d nodes (not %d), B\'s node %s' % (
                 persona, response.json()['total'], counted,
                 'named' if named else 'not named')
+        return None
+
+    def _project_nodes_mismatch(self, persona, response):
+        """On a project_nodes list, a persona outside every_project sees
+        only the nodes its project owns or leases."""
+        listed = sorted(node['name'] for node in response.json()['nodes'])
+        if persona in self.every_project:
+            expected = sorted(NODES + (NODE_OF_A, NODE_OF_B))
+        else:
+            expected = {'project-a': [NODE_OF_A],
+                        'project-b': [NODE_OF_B]}.get(
+                keystone_fixture.project_of(persona), [])
+        if listed != expected:
+            return '%s: listed %s, not %s' % (persona, listed, expected)
         return None
 
     def test_route(self):
@@ -228,10 +255,14 @@ class TestNodeOwnerLessee(base.KeystoneTestCase):
         return seen
 
     def _expected(self, persona):
+        """Admin and service see every node; a project's personas only
+        those their project owns or leases, with owner and lessee."""
+        every = persona in load_document()['every_project']
         return {name: ((node.get('owner'), node.get('lessee'))
                        if name in self.section['sees'][persona]
                        else (None, None))
-                for name, node in self.nodes.items()}
+                for name, node in self.nodes.items()
+                if every or name in self.section['sees'][persona]}
 
     def assertEverySeesWhatTheMatrixSays(self):
         mismatches = {}
@@ -251,7 +282,7 @@ class TestNodeOwnerLessee(base.KeystoneTestCase):
         self.assertEqual(
             {name: 'reserved' for name in self.nodes},
             {node['name']: node['reservation']['state'] for node in
-             self.as_persona('reader_b', 'GET', '/v1/nodes').json()[
+             self.as_persona('admin', 'GET', '/v1/nodes').json()[
                  'nodes']})
         self.assertEverySeesWhatTheMatrixSays()
 

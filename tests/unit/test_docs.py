@@ -60,6 +60,7 @@ COLUMNS = {
     'admin': ('admin', 'other_domain_admin'),
     'service': ('service',),
     'member': ('member_a',),
+    'manager': ('manager_a',),
     'reader': ('reader_a', 'reader_b', 'other_domain_reader'),
     'no role': ('no_role',),
 }
@@ -313,7 +314,8 @@ def route_cell(entry, personas, every_project):
         return 'no'
     if not statuses <= {200, 201, 202, 204, 404} or statuses == {404}:
         return 'statuses %s' % sorted(statuses)
-    if (entry.get('own_project') or entry.get('own_nodes')) and not set(
+    if (entry.get('own_project') or entry.get('own_nodes')
+            or entry.get('project_nodes')) and not set(
             personas) <= set(every_project):
         return 'own'
     return 'yes' if 404 not in statuses else 'a 404 on a route not own_project'

@@ -19,6 +19,8 @@ from oslo_policy import policy as oslo_policy
 from reserveapi import policy
 from reserveapi.common import context as context_mod
 from reserveapi.common import exception
+from reserveapi.policies import capacity as capacity_policy
+from reserveapi.policies import node as node_policy
 from reserveapi.policies import reservation as reservation_policy
 from tests import base
 
@@ -71,3 +73,29 @@ class PolicyFileCheckTest(base.TestCase):
             self.now += policy.FILE_CHECK_INTERVAL
             self.authorize()
             self.assertEqual(1, load.call_count)
+
+
+class ProjectViewsTest(base.TestCase):
+    """What ``reserveapi-status`` warns of: a policy file that opens the
+    whole inventory, or capacity, to every project's reader again."""
+
+    def setUp(self):
+        super().setUp()
+        self.path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                                 'policy.yaml')
+        policy.get_enforcer()
+        self.config(policy_file=self.path, group='oslo_policy')
+        policy.reset()
+        self.addCleanup(policy.reset)
+
+    def test_the_defaults_open_neither(self):
+        with open(self.path, 'w') as stream:
+            stream.write('"%s": "role:admin"\n' % reservation_policy.GET)
+        self.assertEqual([], policy.opened_to_readers(
+            (node_policy.LIST_ALL, capacity_policy.GET)))
+
+    def test_a_file_that_opens_one_is_named(self):
+        with open(self.path, 'w') as stream:
+            stream.write('"%s": "role:reader"\n' % capacity_policy.GET)
+        self.assertEqual([capacity_policy.GET], policy.opened_to_readers(
+            (node_policy.LIST_ALL, capacity_policy.GET)))

@@ -127,9 +127,14 @@ class TestCapacity(base.APITestCase):
         inventory.sync(self, [])
         self.assertEqual({'capacity': []}, self.capacity())
 
-    def test_reader_may_read(self):
+    def test_admin_and_service_read_no_project_does(self):
+        """The whole cloud's capacity is no project's business, as
+        Placement's usages are not (microversion 1.4's defaults)."""
         reader = self.headers_for(['reader'], project_id='any-project')
-        self.assertEqual(2, len(self.capacity(headers=reader)['capacity']))
+        self.assertError(self.request('GET', '/v1/capacity', headers=reader),
+                         403, 'reserveapi.forbidden')
+        self.assertEqual(2, len(self.capacity(
+            headers=self.service_headers)['capacity']))
 
     def test_bad_query_is_400(self):
         response = self.request('GET', '/v1/capacity?resource_class=x')

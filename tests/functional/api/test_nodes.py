@@ -71,6 +71,19 @@ class NodesTestCase(base.APITestCase):
             'nodes']]
 
 
+def open_every_node_to_readers(test, *rules):
+    """The view before microversion 1.4, as an operator's policy file may
+    open it again, with ``rules`` (policy file lines) besides."""
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path,
+                        'policy.yaml')
+    with open(path, 'w') as stream:
+        stream.write('"%s": "role:reader"\n' % node_policy.LIST_ALL)
+        stream.writelines(rule + '\n' for rule in rules)
+    test.config(policy_file=path, group='oslo_policy')
+    policy.reset()
+    test.addCleanup(policy.reset)
+
+
 class TestNodes(NodesTestCase):
     scenarios = base.EVERY_BACKEND
 
@@ -278,6 +291,9 @@ class TestNodes(NodesTestCase):
         self.get('/v1/nodes/node-gold-3', status=404)
 
     def test_a_reader_sees_only_that_another_project_holds_a_node(self):
+        """Where the policy opens every node to readers, another
+        project's reservation still shows only as held."""
+        open_every_node_to_readers(self)
         other = self.headers_for(['reader'], project_id='another-project')
         shown = self.get('/v1/nodes/node-gold-1', headers=other)
         self.assertEqual({'uuid': None, 'instance_uuid': None, 'host': None,
@@ -290,11 +306,16 @@ class TestNodes(NodesTestCase):
             '/v1/nodes', headers=other)['nodes']}
         self.assertEqual(shown['reservation'], listed['node-gold-1'])
 
-    def test_reader_may_read(self):
+    def test_a_reader_sees_only_its_projects_nodes(self):
+        """Ironic's rule: a project's reader sees the nodes its project
+        owns or leases, and no node that nobody owns."""
         reader = self.headers_for(['reader'], project_id='any-project')
-        self.assertEqual(6, len(self.get('/v1/nodes', headers=reader)[
-            'nodes']))
-        self.get('/v1/nodes/node-gold-1', headers=reader)
+        self.assertEqual([], self.get('/v1/nodes', headers=reader)['nodes'])
+        self.assertError(self.request('GET', '/v1/nodes/node-gold-1',
+                                      headers=reader),
+                         404, 'reserveapi.node_not_found')
+        self.assertEqual(6, len(self.get(
+            '/v1/nodes', headers=self.service_headers)['nodes']))
         member = self.headers_for(['member'], project_id='any-project')
         self.assertError(self.request('GET', '/v1/nodes', headers=member),
                          403, 'reserveapi.forbidden')
@@ -335,14 +356,16 @@ class TestOwnerAndLessee(base.APITestCase):
         everything = {'node-owned': ('owner-project', None),
                       'node-leased': ('owner-project', 'lessee-project'),
                       'node-free-for-all': (None, None)}
-        nothing = dict.fromkeys(everything, (None, None))
         cases = [
             (self.admin_headers, everything),
             (self.service_headers, everything),
-            (self.headers_for(['reader'], 'owner-project'), everything),
+            # A project sees only the nodes it owns or leases.
+            (self.headers_for(['reader'], 'owner-project'),
+             {name: everything[name]
+              for name in ('node-owned', 'node-leased')}),
             (self.headers_for(['reader'], 'lessee-project'),
-             dict(nothing, **{'node-leased': everything['node-leased']})),
-            (self.headers_for(['reader'], 'another-project'), nothing),
+             {'node-leased': everything['node-leased']}),
+            (self.headers_for(['reader'], 'another-project'), {}),
             # Another project's admin is an admin of the service.
             (self.headers_for(['admin'], 'another-project'), everything),
         ]
@@ -350,7 +373,17 @@ class TestOwnerAndLessee(base.APITestCase):
             self.assertEqual(expected, self.seen(headers),
                              (headers['X-Roles'], headers['X-Project-Id']))
 
+    def test_the_old_view_still_hides_whose_a_node_is(self):
+        """Where the policy opens every node to readers, a stranger
+        still sees no owner, lessee or reservation of them."""
+        open_every_node_to_readers(self)
+        nothing = {'node-owned': (None, None), 'node-leased': (None, None),
+                   'node-free-for-all': (None, None)}
+        self.assertEqual(nothing, self.seen(
+            self.headers_for(['reader'], 'another-project')))
+
     def test_held_by_the_lessee_tells_a_stranger_nothing(self):
+        open_every_node_to_readers(self)
         stranger = self.headers_for(['reader'], 'another-project')
         node = self.request('GET', '/v1/nodes/node-leased',
                             headers=stranger).json
@@ -365,14 +398,8 @@ class TestOwnerAndLessee(base.APITestCase):
             node['owner'], node['lessee'], node['reservation']['uuid']))
 
     def test_the_rule_is_the_policy_files(self):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'policy.yaml')
-        with open(path, 'w') as stream:
-            stream.write('"%s": "role:reader"\n'
-                         % node_policy.GET_OWNER_LESSEE)
-        self.config(policy_file=path, group='oslo_policy')
-        policy.reset()
-        self.addCleanup(policy.reset)
+        open_every_node_to_readers(
+            self, '"%s": "role:reader"' % node_policy.GET_OWNER_LESSEE)
         stranger = self.headers_for(['reader'], 'another-project')
         self.assertEqual(('owner-project', 'lessee-project'),
                          self.seen(stranger)['node-leased'])

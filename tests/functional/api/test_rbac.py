@@ -113,7 +113,8 @@ class TestPolicyMatrix(base.APITestCase):
 
 class TestReaderAndService(base.APITestCase):
     """The default policy: writes need admin or service; a project reader reads
-    its own project's reservations; nodes and capacity need a reader.
+    its own project's reservations and the nodes its project owns or
+    leases; capacity needs admin or service.
     """
 
     scenarios = base.EVERY_BACKEND
@@ -135,12 +136,16 @@ class TestReaderAndService(base.APITestCase):
         self.assertEqual(1, len(listed.json['reservations']))
         self.assertEqual(200, self.request('GET', self.path,
                                            headers=self.reader).status_int)
-        self.assertEqual(200, self.request('GET', '/v1/nodes',
-                                           headers=self.reader).status_int)
-        self.assertEqual(200, self.request('GET', '/v1/nodes/node-gold-1',
-                                           headers=self.reader).status_int)
-        self.assertEqual(200, self.request('GET', '/v1/capacity',
-                                           headers=self.reader).status_int)
+        # Nodes its project neither owns nor leases are not there for
+        # it; capacity is admin's and service's.
+        nodes = self.request('GET', '/v1/nodes', headers=self.reader)
+        self.assertEqual((200, []), (nodes.status_int, nodes.json['nodes']))
+        self.assertError(self.request('GET', '/v1/nodes/node-gold-1',
+                                      headers=self.reader),
+                         404, 'reserveapi.node_not_found')
+        self.assertError(self.request('GET', '/v1/capacity',
+                                      headers=self.reader),
+                         403, 'reserveapi.forbidden')
         refused = [
             self.request('POST', '/v1/reservations', {
                 'instance_uuid': str(uuid.uuid4()), 'host': 'compute-3',

@@ -149,6 +149,22 @@ def render_inventory(state):
     }
 
 
+NO_PROJECT = ''
+"""What a caller with no project may see the nodes of: no owner or
+lessee is ever '' (a missing project matches nothing, not a node with
+no owner)."""
+
+
+def _project_view(context):
+    """None when the caller may see every node, else the project whose
+    owned and leased nodes it sees."""
+    try:
+        policy.authorize(node_policy.LIST_ALL, context)
+        return None
+    except exception.Forbidden:
+        return context.project_id or NO_PROJECT
+
+
 class NodesController(rest.RestController):
 
     @expose.expose(query=dict(
@@ -174,7 +190,8 @@ class NodesController(rest.RestController):
             ('maintenance', maintenance),
             ('reserved', reserved)) if value is not None}
         items = nodes.list_nodes(filters, limit + 1, marker, sort_key,
-                                 sort_dir)
+                                 sort_dir, project_id=_project_view(
+                                     pecan.request.context))
         visible = _Visibility(pecan.request.context)
         body = collection.render(
             'nodes', [render(item, visible, version) for item in items],
@@ -185,8 +202,9 @@ class NodesController(rest.RestController):
 
     @expose.expose()
     def get_one(self, node_ident):
-        policy.authorize(node_policy.GET, pecan.request.context)
+        context = pecan.request.context
+        policy.authorize(node_policy.GET, context)
         return render(nodes.get_node(
-            body_mod.path_arg(types.node_ident, node_ident, 'node_ident')),
-            _Visibility(pecan.request.context),
-            pecan.request.version)
+            body_mod.path_arg(types.node_ident, node_ident, 'node_ident'),
+            project_id=_project_view(context)),
+            _Visibility(context), pecan.request.version)
