@@ -12,6 +12,7 @@
 
 """Builds the WSGI application: pecan app plus middleware, in code."""
 
+import importlib
 import logging
 
 from keystonemiddleware import auth_token
@@ -106,6 +107,55 @@ def check_auth_at_startup():
                                                                  missing))
 
 
+def _audit_map_file():
+    """The audit map's path, read once to know it parses: the middleware
+    would otherwise fail on the first request, or log its error and
+    audit nothing.
+
+    :raises: exception.ConfigurationError saying why it cannot be used.
+    """
+    audit = importlib.import_module('keystonemiddleware.audit')
+    name = CONF.audit.audit_map_file
+    path = CONF.find_file(name)
+    if path is None:
+        raise exception.ConfigurationError(
+            reason='[audit] audit_map_file %s is not found (as a path, nor '
+                   'beside the configuration files, nor in the '
+                   'configuration directories), and [audit] enabled is '
+                   'true. Copy etc/reserveapi/api_audit_map.conf there, or '
+                   'set [audit] enabled = false.' % name)
+    try:
+        audit.OpenStackAuditApi(path)
+    except (OSError, audit.PycadfAuditApiConfigError) as exc:
+        raise exception.ConfigurationError(
+            reason='[audit] audit_map_file %s cannot be read, and [audit] '
+                   'enabled is true: %s' % (path, ' '.join(str(exc).split())))
+    return path
+
+
+def check_audit_at_startup():
+    """With ``[audit] enabled``, the API does not start without a map.
+
+    :raises: exception.ConfigurationError naming the file and why.
+    """
+    if CONF.audit.enabled:
+        _audit_map_file()
+
+
+def _audited(app):
+    """With ``[audit] enabled``, keystonemiddleware's audit middleware,
+    which sends a CADF event before and after each request it does not
+    ignore; imported only then, since it loads oslo.messaging.
+    """
+    if not CONF.audit.enabled:
+        return app
+    audit = importlib.import_module('keystonemiddleware.audit')
+    return audit.AuditMiddleware(
+        app, audit_map_file=_audit_map_file(),
+        ignore_req_list=','.join(CONF.audit.ignore_req_list),
+        oslo_config_config=CONF)
+
+
 def _public_version_discovery(app, authenticated_app):
     """``GET /`` and ``GET /v1`` skip auth_token; every other request
     goes through it.
@@ -126,8 +176,10 @@ def setup_app(loopback_only=False):
     """The pecan app wrapped, outermost first, in proxy-header handling,
     request ids, the request's own logging context, (with [metrics]
     enabled) the metrics endpoint and request timing, CORS, healthcheck,
-    error formatting, body size limit and (with auth_strategy =
-    keystone) auth_token and the service token check.
+    error formatting, body size limit, (with auth_strategy = keystone)
+    auth_token, (with [audit] enabled) the audit middleware, and the
+    service token check: the audit sees the user auth_token validated,
+    and the requests the service token check refuses.
 
     ``loopback_only``: the caller serves on a loopback address only (the
     development server, the demo), so noauth is no open door to warn of.
@@ -146,11 +198,12 @@ def setup_app(loopback_only=False):
     app = _utf8_path(app)
     if CONF.api.auth_strategy == 'keystone':
         app = _public_version_discovery(app, auth_token.AuthProtocol(
-            service_token.ServiceTokenCheck(app),
+            _audited(service_token.ServiceTokenCheck(app)),
             {'oslo_config_config': CONF}))
     else:
         LOG.log(logging.INFO if loopback_only else logging.WARNING,
                 'auth_strategy is noauth: every caller is an admin.')
+        app = _audited(app)
     app = sizelimit.RequestBodySizeLimiter(app, CONF)
     app = errors.ErrorFormatter(app)
     app = _with_healthcheck(app, healthcheck.Healthcheck(None, CONF))

@@ -87,7 +87,7 @@ def main(argv=None):
     service.prepare_service(
         sys.argv[1:] if argv is None else argv, usage=USAGE,
         checks=(backends.check_connection_url, app.check_auth_at_startup,
-                policy.check_at_startup,
+                app.check_audit_at_startup, policy.check_at_startup,
                 credentials.check_placement_at_startup,
                 credentials.check_ironic_at_startup))
     application = app.setup_app(loopback_only=_loopback(CONF.api.host_ip))

@@ -13,6 +13,7 @@
 """Entry points for oslo-config-generator."""
 
 from reserveapi.conf import api
+from reserveapi.conf import audit
 from reserveapi.conf import database
 from reserveapi.conf import default
 from reserveapi.conf import healthcheck
@@ -26,8 +27,9 @@ from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, database, healthcheck, inventory, ironic, matcher,
-           metrics, mirror, notifications, nova, placement, reservations)
+MODULES = (default, api, audit, database, healthcheck, inventory, ironic,
+           matcher, metrics, mirror, notifications, nova, placement,
+           reservations)
 
 
 def list_opts():

@@ -120,6 +120,7 @@ def init_application():
                     else None,
                     checks=(backends.check_connection_url,
                             app.check_auth_at_startup,
+                            app.check_audit_at_startup,
                             policy.check_at_startup,
                             credentials.check_placement_at_startup,
                             credentials.check_ironic_at_startup))
