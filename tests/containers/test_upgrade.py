@@ -14,10 +14,11 @@
 image (commit d005916, built the same way) serves compute hosts that
 never stop reserving; this checkout's image expands and migrates the
 schema; its API and worker containers start beside the old ones; the old
-ones stop; this image contracts. The load, the front and the checks are
-``tools/upgrade``'s (see its README): no 5xx, no connection error outside
-an API's stop, no node held twice, every confirmed reservation kept,
-every grant right, each release granting after the expand.
+ones stop; this image contracts. The load, the front and the checks
+are ``tests/system/upgrade``'s (see its README): no 5xx, no connection
+error outside an API's stop, no node held twice, every confirmed
+reservation kept, every grant right, each release granting after the
+expand.
 """
 
 import logging
@@ -35,11 +36,11 @@ from reserveapi_testing import containers
 from reserveapi_testing import dbservers
 from reserveapi_testing import loopback
 from reserveapi_testing import observer
-from tools.soak import soakload
-from tools.upgrade import checks
-from tools.upgrade import front as front_module
-from tools.upgrade import load
-from tools.upgrade import run as upgrade_run
+from tests.system.soak import soakload
+from tests.system.upgrade import checks
+from tests.system.upgrade import front as front_module
+from tests.system.upgrade import load
+from tests.system.upgrade import run as upgrade_run
 
 OLD_REVISION = upgrade_run.DEFAULT_FROM
 OLD_VERSION = upgrade_run.DEFAULT_FROM_VERSION

@@ -18,7 +18,7 @@ names its connections, and ``reserveapi-status upgrade check`` and
 On the machine's PostgreSQL and MariaDB, whose performance_schema is off
 (as MariaDB's default is: no session can be told from another), and on
 a private MariaDB with performance_schema on; then release 1.0.0's own
-worker (built from git by ``python -m tools.upgrade.run``, cached) on
+worker (built from git by ``python -m tests.system.upgrade.run``, cached) on
 PostgreSQL, as the operator met it.
 """
 
@@ -308,7 +308,8 @@ class TestRelease100Worker(test_base.TestCase):
         if not (old_release.DEFAULT_CACHE / ('%s-1.0.0' % commit[:12])
                 / old_release.READY).exists():
             self.skipTest('release 1.0.0 is not built: python -m '
-                          'tools.upgrade.run (or tox -e upgrade) builds it')
+                          'tests.system.upgrade.run (or tox -e upgrade) '
+                          'builds it')
         self.old = old_release.build(commit, '1.0.0')
         admin_url = provision.Backend.backends_by_database_type[
             'postgresql'].url

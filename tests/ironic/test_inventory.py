@@ -492,7 +492,7 @@ class TestStatus(InventoryTestCase):
 
 class TestClaimsUnderCrashes(InventoryTestCase):
     """What issue 19's fault soak found, each race played out in order
-    against the real Ironic (tools/soak plays them at random)."""
+    against the real Ironic (tests/system/soak plays them at random)."""
 
     def node_instance(self, node):
         return self.ironic.get_node(node)['instance_uuid']

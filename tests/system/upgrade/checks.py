@@ -19,8 +19,8 @@ import re
 
 from reserveapi import client
 from reserveapi.db import derived
-from tools.soak import soakload
-from tools.upgrade import load
+from tests.system.soak import soakload
+from tests.system.upgrade import load
 
 RESERVED_LINE = re.compile(r'Reserved node (\S+) for instance (\S+)')
 REPAIRED = 'Repaired derived rows'

@@ -14,9 +14,9 @@
 concurrent clients while API workers, the reserveapi worker and the
 database server are killed or restarted. See README.rst.
 
-    python -m tools.soak.run                    # the short form CI runs
-    python -m tools.soak.run --duration 600     # ten minutes per database
-    python -m tools.soak.run --inventory ironic # against the real Ironic
+    python -m tests.system.soak.run              # the short form CI runs
+    python -m tests.system.soak.run --duration 600   # ten minutes each
+    python -m tests.system.soak.run --inventory ironic   # the real Ironic
 
 For each database (a private PostgreSQL and a private MariaDB): a server
 of its own, ``reserveapi-dbsync``, the real Placement in its own process,
@@ -55,9 +55,9 @@ from reserveapi.inventory import claims
 from reserveapi_testing import dbservers
 from reserveapi_testing import loopback
 from reserveapi_testing import observer
-from tools.soak import soakchecks
-from tools.soak import soakload
-from tools.soak import soakservices
+from tests.system.soak import soakchecks
+from tests.system.soak import soakload
+from tests.system.soak import soakservices
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -101,7 +101,7 @@ def write_inventory(path, count, round_, node=node):
 
 def common_config(run_dir, database_url, log_name, debug):
     """The lines every config of a run starts with (the soak's both kinds
-    of run, tools/upgrade's)."""
+    of run, tests/system/upgrade's)."""
     return ['[DEFAULT]', 'debug = %s' % debug,
             'log_file = %s' % os.path.join(run_dir, log_name),
             'state_path = %s' % run_dir,

@@ -18,7 +18,7 @@ only its own ``reserveapi.client`` can be imported; it imports nothing
 of this checkout. Reserves one node, confirms it, reads it back,
 releases it, and prints what happened as one JSON document::
 
-    python -I tools/upgrade/old_client.py URL HOST SPEC_JSON
+    python -I tests/system/upgrade/old_client.py URL HOST SPEC_JSON
 """
 
 import json

@@ -21,7 +21,7 @@ nodes, traits and therefore the summary counters; what the specs ask
 for never changes, so a grant can be judged against any version of the
 file.
 
-The clients are the soak's (``tools/soak/soakload.py``), each cycle with
+The clients are the soak's (``tests/system/soak/soakload.py``), each cycle with
 a spec drawn from ``SPECS``; they record every grant and keep some
 confirmed reservations for the whole run, as instances that go on
 running across the upgrade.
@@ -38,8 +38,8 @@ import sqlalchemy as sa
 
 from reserveapi_testing import inventory
 from reserveapi_testing import observer
-from tools.soak import run as soak_run
-from tools.soak import soakload
+from tests.system.soak import run as soak_run
+from tests.system.soak import soakload
 
 RESOURCE_CLASSES = ('baremetal-gold', 'baremetal-silver', 'BAREMETAL_LARGE')
 KEEP_CHANCE = 0.15

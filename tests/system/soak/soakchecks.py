@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from reserveapi.inventory import file as file_source
 from reserveapi.inventory import sync as inventory_sync
-from tools.soak import soakload
+from tests.system.soak import soakload
 
 
 def _check(name, problems):

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 
 from reserveapi import client
 from reserveapi_testing import observer
-from tools.soak import soakservices
+from tests.system.soak import soakservices
 
 OPERATION_ATTEMPTS = 15
 REQUEST_TIMEOUT = 60

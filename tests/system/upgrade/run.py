@@ -15,9 +15,9 @@ release serves reservation clients, the schema is expanded and migrated
 under it, this release's API and worker join it, the old ones stop, the
 schema is contracted; the clients never stop. See README.rst.
 
-    python -m tools.upgrade.run        # from 1.0.0: PostgreSQL, MariaDB
-    python -m tools.upgrade.run --galera --noop-backends postgresql
-    python -m tools.upgrade.run --from HEAD --backends mysql  # a no-op
+    python -m tests.system.upgrade.run        # from 1.0.0: PostgreSQL, MariaDB
+    python -m tests.system.upgrade.run --galera --noop-backends postgresql
+    python -m tests.system.upgrade.run --from HEAD --backends mysql  # a no-op
 
 The second is what ``tox -e upgrade`` runs.
 
@@ -50,12 +50,12 @@ from reserveapi_testing import galera
 from reserveapi_testing import loopback
 from reserveapi_testing import observer
 from reserveapi_testing import old_release
-from tools.soak import run as soak_run
-from tools.soak import soakload
-from tools.soak import soakservices
-from tools.upgrade import checks
-from tools.upgrade import front as front_module
-from tools.upgrade import load
+from tests.system.soak import run as soak_run
+from tests.system.soak import soakload
+from tests.system.soak import soakservices
+from tests.system.upgrade import checks
+from tests.system.upgrade import front as front_module
+from tests.system.upgrade import load
 
 HERE = pathlib.Path(__file__).resolve().parent
 OLD_CLIENT = str(HERE / 'old_client.py')
