@@ -21,7 +21,8 @@ version and the expected range. ``tests/unit/test_compat.py`` checks the
 installed versions too. To support a new release: read the patch
 against it, then widen the range.
 
-The callers keep what they mean (``api/app.py``, ``db/backends.py``);
+The callers keep what they mean (``api/app.py``, ``db/backends.py``,
+``common/service.py``);
 this module only reaches in. It imports none of the libraries it
 patches at module level, so that loading it costs no process a library
 it does not use (``reserveapi-worker`` never loads pecan), and it talks
@@ -50,7 +51,8 @@ class Library:
 PECAN = Library('pecan', '>=1.5.1,<2')
 SQLALCHEMY = Library('SQLAlchemy', '>=2.0,<2.2')
 OSLO_DB = Library('oslo.db', '>=15.0.0,<19')
-LIBRARIES = (PECAN, SQLALCHEMY, OSLO_DB)
+OSLO_CONFIG = Library('oslo.config', '>=9.4.0,<11')
+LIBRARIES = (PECAN, SQLALCHEMY, OSLO_DB, OSLO_CONFIG)
 
 OSLO_DB_SQLITE_BEGIN = '_sqlite_emit_begin'
 """oslo.db's listener that emits SQLite's plain BEGIN
@@ -151,3 +153,25 @@ def oslo_db_sqlite_begin_listeners(engine):
     check(SQLALCHEMY)
     return [listener for listener in engine.dispatch.begin
             if getattr(listener, '__name__', None) == OSLO_DB_SQLITE_BEGIN]
+
+
+def registered_option(conf, name, group=None):
+    """The option object registered as ``name`` in ``group``, whose
+    ``deprecated_opts`` say the older names it also reads: oslo.config
+    hands out values, not options.
+
+    :raises: exception.UnsupportedLibrary; cfg.NoSuchOptError
+    """
+    check(OSLO_CONFIG)
+    return conf._get_opt_info(name, group)['opt']
+
+
+def given_value(conf, name, group=None):
+    """``(value, location)``: what the configuration gave ``name``, as
+    written, and where (``location.detail`` is the file), also when its
+    option refuses it; oslo.config's own error names neither.
+
+    :raises: exception.UnsupportedLibrary; cfg.Error
+    """
+    opt = registered_option(conf, name, group)
+    return opt._get_from_namespace(conf._namespace, group)

@@ -25,11 +25,10 @@ ship apart and keep their own.)
 import json
 
 
-class ReserveapiException(Exception):
-    """Base class: ``status`` is the HTTP status, ``code`` the stable code."""
+class _Described(Exception):
+    """``detail``: the message, or ``msg_fmt`` filled from the keyword
+    arguments (kept as ``kwargs``)."""
 
-    status = 500
-    code = 'reserveapi.internal_error'
     msg_fmt = 'An unexpected error occurred.'
 
     def __init__(self, message=None, **kwargs):
@@ -40,10 +39,18 @@ class ReserveapiException(Exception):
         super().__init__(self.detail)
 
 
-class InternalOutcome(ReserveapiException):
+class ReserveapiException(_Described):
+    """Base class: ``status`` is the HTTP status, ``code`` the stable code."""
+
+    status = 500
+    code = 'reserveapi.internal_error'
+
+
+class InternalOutcome(_Described):
     """An outcome the domain acts on itself (a node lost to a concurrent
-    request, a node Ironic will not give: try the next one); it answers
-    no request, so it has no status of its own."""
+    request, a node Ironic will not give: try the next one). It answers
+    no request, so it has neither status nor code, and is no
+    ReserveapiException: one that escaped would be a bug."""
 
 
 class Invalid(ReserveapiException):
@@ -183,7 +190,6 @@ class InvalidStateTransition(Conflict):
 class NodeAlreadyReserved(InternalOutcome):
     """Lost a race for a node; the caller moves on to the next candidate."""
 
-    code = 'reserveapi.node_reserved'
     msg_fmt = 'Node %(node)s is already reserved.'
 
 
@@ -294,7 +300,6 @@ class NodeTaken(InternalOutcome):
     cannot be used; that claim is for the caller to clear.
     """
 
-    code = 'reserveapi.node_taken'
     msg_fmt = 'Ironic will not give the node: %(reason)s'
 
     def __init__(self, reason, ours=False):
@@ -306,7 +311,6 @@ class InstanceClaimedElsewhere(InternalOutcome):
     """Ironic has the instance on another node (a claim of ours whose
     answer was lost, or one not cleared yet)."""
 
-    code = 'reserveapi.instance_claimed_elsewhere'
     msg_fmt = ('Ironic has instance %(instance_uuid)s on another node '
                'already.')
 

@@ -35,6 +35,7 @@ from oslo_config import cfg
 from oslo_config import types
 from oslo_log import log
 
+from reserveapi import compat
 from reserveapi import version
 from reserveapi.common import exception
 import reserveapi.conf
@@ -208,14 +209,15 @@ def _invalid(group, name, error):
     """``[group] name = value in FILE is not valid: expected ...``.
 
     oslo.config's own text names neither the group nor the value, so
-    both are read back from the option (private API, hence the fallback
-    to that text).
+    both are read back from the option (private API, compat.py, hence
+    the fallback to that text).
     """
     reason = str(error).rpartition(' is not valid: ')[2]
     try:
-        opt = CONF._get_opt_info(name, group)['opt']
-        value, location = opt._get_from_namespace(CONF._namespace, group)
-    except (cfg.Error, KeyError, AttributeError, TypeError):
+        opt = compat.registered_option(CONF, name, group)
+        value, location = compat.given_value(CONF, name, group)
+    except (cfg.Error, KeyError, AttributeError, TypeError,
+            exception.UnsupportedLibrary):
         return '[%s] %s is not valid: %s.' % (group or 'DEFAULT', name,
                                                reason.rstrip('.'))
     expected = _expected(opt.type)
@@ -327,11 +329,14 @@ def _parsed_files():
 
 def _names(group):
     """The option names ``[group]`` takes, deprecated ones included
-    (oslo.config keeps the latter to itself: private API)."""
+    where compat.py can read them (oslo.config keeps them to itself)."""
     names = set()
     for name in CONF[group]:
-        opt = CONF._get_opt_info(name, group)['opt']
         names.add(name)
+        try:
+            opt = compat.registered_option(CONF, name, group)
+        except exception.UnsupportedLibrary:
+            continue
         names.update(deprecated.name for deprecated in opt.deprecated_opts
                      if deprecated.name and deprecated.group in (None, group))
     return names

@@ -18,6 +18,7 @@ import importlib.metadata
 import types
 
 import fixtures
+from oslo_config import cfg
 from oslo_db.sqlalchemy import engines
 from oslotest import base
 from pecan import util as pecan_util
@@ -92,3 +93,27 @@ class PatchesTest(base.BaseTestCase):
             [compat.OSLO_DB_SQLITE_BEGIN],
             [listener.__name__ for listener in
              compat.oslo_db_sqlite_begin_listeners(engine)])
+
+
+class OsloConfigTest(base.BaseTestCase):
+    """What the operator's mistakes are read back with."""
+
+    def test_an_option_and_the_value_it_refused(self):
+        conf = cfg.ConfigOpts()
+        conf.register_opt(cfg.IntOpt('workers', min=1,
+                                     deprecated_name='threads'), 'api')
+        path = self.useFixture(fixtures.TempDir()).join('a.conf')
+        with open(path, 'w') as stream:
+            stream.write('[api]\nworkers = many\n')
+        conf(['--config-file', path])
+        self.assertEqual(['threads'], [
+            deprecated.name for deprecated in compat.registered_option(
+                conf, 'workers', 'api').deprecated_opts])
+        value, location = compat.given_value(conf, 'workers', 'api')
+        self.assertEqual(('many', path), (value, location.detail))
+
+    def test_not_on_another_version(self):
+        self.useFixture(fixtures.MockPatchObject(
+            compat, 'OSLO_CONFIG', compat.Library('oslo.config', '<1')))
+        self.assertRaises(exception.UnsupportedLibrary,
+                          compat.registered_option, cfg.CONF, 'debug')

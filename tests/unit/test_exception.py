@@ -39,6 +39,21 @@ class TestFamily(base.BaseTestCase):
         self.assertEqual([], [code for code in codes
                               if not code.startswith('reserveapi.')])
 
+    def test_internal_outcomes_answer_nothing(self):
+        """What the domain acts on itself has no status or code to leak:
+        escaped, it is a bug (a 500), never an answer."""
+        outcomes = [value for value in vars(exception).values()
+                    if inspect.isclass(value)
+                    and issubclass(value, exception.InternalOutcome)]
+        self.assertGreaterEqual(len(outcomes), 3)
+        for outcome in outcomes:
+            self.assertFalse(issubclass(outcome,
+                                        exception.ReserveapiException))
+            self.assertFalse(hasattr(outcome, 'status'), outcome)
+            self.assertFalse(hasattr(outcome, 'code'), outcome)
+        self.assertEqual('Node n1 is already reserved.',
+                         exception.NodeAlreadyReserved(node='n1').detail)
+
     def test_each_peer_outage_is_a_503(self):
         outages = sorted(error.__name__ for error in _family()
                          if issubclass(error, exception.PeerUnavailable)
