@@ -109,6 +109,11 @@ class _InstanceOnNode:
     def __setitem__(self, key, value):
         self._instance[key] = value
 
+    def __contains__(self, key):
+        # Nova objects answer ``'field' in instance`` (is it set?); the
+        # wrapper's own ``node`` always is.
+        return key == 'node' or key in self._instance
+
     def get(self, key, default=None):
         return self.node if key == 'node' else self._instance.get(key,
                                                                   default)
@@ -153,6 +158,8 @@ class IronicDriver(stock.StockDriver):
     def __init__(self, virtapi, read_only=False):
         super().__init__(virtapi, read_only=read_only)
         self._host = None
+        # This host's compute node, named after it: set by init_host.
+        self._node_uuid = None
         # None: the service is not used, the stock driver runs.
         self._reservations = None
         # instance uuid -> its reservation, as this process made it.
@@ -168,6 +175,7 @@ class IronicDriver(stock.StockDriver):
         when ``[reserveapi] required``, else run the stock driver.
         """
         self._host = host
+        self._node_uuid = str(uuid.uuid5(NODE_NAMESPACE, host))
         reservations = client.ReservationClient(
             reserveapi_conf.load_adapter(CONF))
         try:
@@ -203,16 +211,12 @@ class IronicDriver(stock.StockDriver):
 
     # Identity: one compute node, named after the host -----------------
 
-    @property
-    def _node_uuid(self):
-        return str(uuid.uuid5(NODE_NAMESPACE, self._host))
-
     def get_available_nodes(self, refresh=False):
         if not self._uses_reservations:
             return super().get_available_nodes(refresh=refresh)
         # The resource tracker's periodic task calls this: keep the cache
         # of this host's deployed nodes fresh, as the stock driver does.
-        self.refresh_node_cache()
+        self._refresh_node_cache()
         return [self._host]
 
     def get_nodenames_by_uuid(self, refresh=False):
@@ -238,18 +242,18 @@ class IronicDriver(stock.StockDriver):
         return not objects.InstanceList.get_uuids_by_host_and_node(
             nova_context.get_admin_context(), self._host, nodename)
 
-    def refresh_node_cache(self):
+    def _refresh_node_cache(self):
         """The Ironic nodes of this host's partition that carry this
         host's instances.
         """
         if not self._uses_reservations:
-            return super().refresh_node_cache()
+            return super()._refresh_node_cache()
         filters = {name: value for name, value in self._partition.items()
                    if value is not None}
-        nodes = self.list_ironic_nodes(associated=True, **filters)
+        nodes = self._list_ironic_nodes(associated=True, **filters)
         ours = set(objects.InstanceList.get_uuids_by_host(
             nova_context.get_admin_context(), self._host))
-        self.replace_node_cache(
+        self._replace_node_cache(
             [node for node in nodes if node.instance_id in ours],
             time.time())
 
@@ -266,12 +270,12 @@ class IronicDriver(stock.StockDriver):
             return super().get_available_resource(nodename)
         supported = [instance_type for arch in
                      self._summary.get()['architectures']
-                     for instance_type in self.supported_instances(arch)]
+                     for instance_type in self._supported_instances(arch)]
         return {
             'uuid': self._node_uuid,
             'hypervisor_hostname': self._host,
-            'hypervisor_type': self.hypervisor_type(),
-            'hypervisor_version': self.hypervisor_version(),
+            'hypervisor_type': self._hypervisor_type(),
+            'hypervisor_version': self._hypervisor_version(),
             'cpu_info': None,
             'vcpus': 0, 'vcpus_used': 0,
             'memory_mb': 0, 'memory_mb_used': 0,
@@ -308,7 +312,7 @@ class IronicDriver(stock.StockDriver):
             return super().prepare_for_spawn(instance)
         reservation = self._reserve(instance)
         try:
-            node = self.get_ironic_node(reservation['node_uuid'])
+            node = self._get_ironic_node(reservation['node_uuid'])
         except (ks_exc.ClientException, sdk_exc.SDKException) as error:
             # Ironic could not be asked (a dropped connection, an outage)
             # or no longer has the node: rather than abort the build with
@@ -320,14 +324,14 @@ class IronicDriver(stock.StockDriver):
         # With [ironic] claim_nodes the service has already set our
         # instance_uuid: that node is ours, not "in use".
         if (node.instance_id not in (None, instance.uuid)
-                or self.node_unusable(node)):
+                or self._node_unusable(node)):
             self._release(instance)
             raise exception.ComputeResourcesUnavailable(
                 reason='Reserved Ironic node %s is in use or unavailable '
                        'in Ironic.' % node.id)
         if node.instance_id is None:
             try:
-                self.mark_node_for_instance(node, instance)
+                self._mark_node_for_instance(node, instance)
             except exception.InstanceDeployFailure as error:
                 self._release(instance)
                 raise exception.ComputeResourcesUnavailable(
@@ -355,11 +359,16 @@ class IronicDriver(stock.StockDriver):
         self._reserved[instance.uuid] = reservation
         return reservation
 
-    def spawn(self, context, instance, *args, **kwargs):
-        if not self._uses_reservations:
-            return super().spawn(context, instance, *args, **kwargs)
-        super().spawn(context, self._on_node(instance), *args, **kwargs)
-        self._confirm(instance)
+    def spawn(self, context, instance, image_meta, injected_files,
+              admin_password, allocations, network_info=None,
+              block_device_info=None, power_on=True, accel_info=None):
+        super().spawn(context, self._on_node(instance), image_meta,
+                      injected_files, admin_password, allocations,
+                      network_info=network_info,
+                      block_device_info=block_device_info,
+                      power_on=power_on, accel_info=accel_info)
+        if self._uses_reservations:
+            self._confirm(instance)
 
     def _confirm(self, instance):
         # The node is deployed and carries the instance in Ironic: a boot
@@ -383,8 +392,12 @@ class IronicDriver(stock.StockDriver):
         if self._uses_reservations:
             self._release(instance)
 
-    def destroy(self, context, instance, *args, **kwargs):
-        super().destroy(context, instance, *args, **kwargs)
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_secrets=True):
+        super().destroy(context, instance, network_info,
+                        block_device_info=block_device_info,
+                        destroy_disks=destroy_disks,
+                        destroy_secrets=destroy_secrets)
         if self._uses_reservations:
             self._release(instance)
             if (instance.node != self._host
@@ -452,7 +465,7 @@ class IronicDriver(stock.StockDriver):
         if reservation is not None:
             return reservation['node_uuid']
         try:
-            return self.ironic_node_of_instance(instance).id
+            return self._ironic_node_of_instance(instance).id
         except exception.InstanceNotFound:
             reservation = self._find_reservation(instance)
             if reservation is None:
@@ -465,11 +478,11 @@ class IronicDriver(stock.StockDriver):
             return instance
         return _InstanceOnNode(instance, self._ironic_node_of(instance))
 
-    def clean_up_deploy(self, node, instance, network_info=None):
+    def _clean_up_deploy(self, node, instance, network_info=None):
         if (self._uses_reservations
                 and not isinstance(instance, _InstanceOnNode)):
             instance = _InstanceOnNode(instance, node.id)
-        return super().clean_up_deploy(node, instance, network_info)
+        return super()._clean_up_deploy(node, instance, network_info)
 
     def prepare_networks_before_block_device_mapping(self, instance,
                                                      network_info):
@@ -483,13 +496,25 @@ class IronicDriver(stock.StockDriver):
         return super().attach_interface(context, self._on_node(instance),
                                         image_meta, vif)
 
-    def rebuild(self, context, instance, *args, **kwargs):
-        return super().rebuild(context, self._on_node(instance), *args,
-                               **kwargs)
+    def rebuild(self, context, instance, image_meta, injected_files,
+                admin_password, allocations, bdms, detach_block_devices,
+                attach_block_devices, network_info=None,
+                evacuate=False, block_device_info=None,
+                preserve_ephemeral=False, accel_uuids=None,
+                reimage_boot_volume=False):
+        return super().rebuild(
+            context, self._on_node(instance), image_meta, injected_files,
+            admin_password, allocations, bdms, detach_block_devices,
+            attach_block_devices, network_info=network_info,
+            evacuate=evacuate, block_device_info=block_device_info,
+            preserve_ephemeral=preserve_ephemeral, accel_uuids=accel_uuids,
+            reimage_boot_volume=reimage_boot_volume)
 
-    def rescue(self, context, instance, *args, **kwargs):
-        return super().rescue(context, self._on_node(instance), *args,
-                              **kwargs)
+    def rescue(self, context, instance, network_info, image_meta,
+               rescue_password, block_device_info, share_info):
+        return super().rescue(context, self._on_node(instance), network_info,
+                              image_meta, rescue_password, block_device_info,
+                              share_info)
 
     def unrescue(self, context, instance):
         return super().unrescue(context, self._on_node(instance))

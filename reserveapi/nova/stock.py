@@ -13,11 +13,13 @@
 """Nova's stock Ironic driver, as far as ours reaches into its private
 names: the one place that knows them.
 
-Our driver subclasses :class:`StockDriver` and calls only the public
-names below. A Nova release that renames or drops one of ``PRIVATE``
-breaks here, loudly, in ``tests/nova/test_units.py``, which checks each of
-them against the installed Nova; nowhere else in ``reserveapi.nova`` uses
-a private name of Nova's.
+Our driver subclasses :class:`StockDriver` and calls only the names it
+adds below, private like them, so that the driver's public names stay
+those of Nova's ``ComputeDriver`` (Nova's own contract test). A Nova
+release that renames or drops one of ``PRIVATE`` breaks here, loudly, in
+``tests/nova/test_units.py``, which checks each of them against the
+installed Nova; nowhere else in ``reserveapi.nova`` uses a private name of
+Nova's.
 """
 
 from nova.virt.ironic import driver as ironic_driver
@@ -44,58 +46,60 @@ PRIVATE = {
 
 
 class StockDriver(ironic_driver.IronicDriver):
-    """The stock driver with public names for what ours uses of it."""
+    """The stock driver with names of ours for what ours uses of it:
+    private, as a virt driver may add no public name to ComputeDriver's.
+    """
 
-    def list_ironic_nodes(self, **filters):
+    def _list_ironic_nodes(self, **filters):
         """Ironic's nodes with the fields the stock driver caches."""
         return self._get_node_list(fields=ironic_driver._NODE_FIELDS,
                                    **filters)
 
-    def get_ironic_node(self, node_uuid):
+    def _get_ironic_node(self, node_uuid):
         return self._get_node(node_uuid)
 
-    def ironic_node_of_instance(self, instance):
+    def _ironic_node_of_instance(self, instance):
         """The Ironic node carrying ``instance``, found by its UUID.
 
         :raises: InstanceNotFound
         """
         return self._validate_instance_and_node(instance)
 
-    def mark_node_for_instance(self, node, instance):
+    def _mark_node_for_instance(self, node, instance):
         """Set ``instance`` as the node's in Ironic (409 if taken).
 
         :raises: InstanceDeployFailure
         """
         self._set_instance_id(node, instance)
 
-    def node_unusable(self, node):
+    def _node_unusable(self, node):
         """Maintenance, a failed power state, or not available."""
         return self._node_resources_unavailable(node)
 
-    def hypervisor_type(self):
+    def _hypervisor_type(self):
         return self._get_hypervisor_type()
 
-    def hypervisor_version(self):
+    def _hypervisor_version(self):
         return self._get_hypervisor_version()
 
     @staticmethod
-    def supported_instances(cpu_arch):
+    def _supported_instances(cpu_arch):
         return ironic_driver._get_nodes_supported_instances(cpu_arch)
 
-    def replace_node_cache(self, nodes, loaded_at):
+    def _replace_node_cache(self, nodes, loaded_at):
         self.node_cache = {node.id: node for node in nodes}
         self.node_cache_time = loaded_at
 
     # The stock driver calls these two; ours refines them.
 
     def _refresh_cache(self):
-        self.refresh_node_cache()
+        self._refresh_node_cache()
 
-    def refresh_node_cache(self):
+    def _refresh_node_cache(self):
         super()._refresh_cache()
 
     def _cleanup_deploy(self, node, instance, network_info=None):
-        return self.clean_up_deploy(node, instance, network_info)
+        return self._clean_up_deploy(node, instance, network_info)
 
-    def clean_up_deploy(self, node, instance, network_info=None):
+    def _clean_up_deploy(self, node, instance, network_info=None):
         return super()._cleanup_deploy(node, instance, network_info)

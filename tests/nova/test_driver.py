@@ -138,7 +138,7 @@ class TestReservationDriver(base.IronicTestCase):
         # Ironic drops the connection as the host reads its reserved node
         # (the real one now and then closes a kept-alive connection):
         # that host lets the node go, and the boot goes on elsewhere.
-        get_node = stock.StockDriver.get_ironic_node
+        get_node = stock.StockDriver._get_ironic_node
         asked = []
 
         def dropped_once(compute_driver, node_uuid):
@@ -147,7 +147,7 @@ class TestReservationDriver(base.IronicTestCase):
                 raise ks_exc.ConnectFailure('Connection aborted.')
             return get_node(compute_driver, node_uuid)
 
-        with mock.patch.object(stock.StockDriver, 'get_ironic_node',
+        with mock.patch.object(stock.StockDriver, '_get_ironic_node',
                                new=dropped_once):
             (server,) = self.wait_for_status(self.boot(1), ('ACTIVE',))
 

@@ -20,9 +20,11 @@ import os
 import subprocess
 import sys
 
+import fixtures
 from nova import objects
 from nova import test
 from nova import utils as nova_utils
+from nova.virt import driver as virt_driver
 from nova.virt.ironic import driver as ironic_driver
 
 from reserveapi.client import request_spec as client_request_spec
@@ -155,6 +157,32 @@ class TestStockDriverPrivateNames(test.NoDBTestCase):
                     if isinstance(node, ast.Attribute)}
             self.assertEqual(set(), used & private, filename)
 
+    def test_ours_hide_no_other_nova_name(self):
+        """A private name Nova adds that ours defines too would have
+        Nova's code call ours: the only ones are those of PRIVATE that
+        ours overrides on purpose.
+        """
+        overridden = {name.split('.')[-1] for name in stock.PRIVATE}
+        for cls in (stock.StockDriver, driver.IronicDriver):
+            hidden = {name for name in vars(cls)
+                      if name.startswith('_') and not name.startswith('__')
+                      and hasattr(ironic_driver.IronicDriver, name)}
+            self.assertEqual(set(), hidden - overridden, cls.__name__)
+
+
+class TestComputeDriverContract(test.NoDBTestCase):
+    """Nova's own test_public_api_signatures, on our driver: no public
+    name beyond ComputeDriver's, and its parameters, so that nova-compute
+    calls ours as it calls any virt driver.
+    """
+
+    def test_public_api_signatures(self):
+        ours = driver.IronicDriver(None)
+        # As in Nova's test: the stock driver's ironic_connection, read
+        # here, would connect to Ironic.
+        self.useFixture(fixtures.MockPatchObject(ours, '_ironic_connection'))
+        self.assertPublicAPISignatures(virt_driver.ComputeDriver(None), ours)
+
 
 class _Instance(dict):
 
@@ -175,6 +203,9 @@ class TestInstanceOnNode(test.NoDBTestCase):
                          (bound.node, bound['node'], bound.get('node')))
         self.assertEqual((_Instance.uuid, _Instance.uuid),
                          (bound.uuid, bound['uuid']))
+        self.assertEqual((True, True, False),
+                         ('node' in bound, 'uuid' in bound,
+                          'flavor' in bound))
         bound.task_state = 'spawning'
         bound.save()
         self.assertEqual(('spawning', True, 'compute-1'),
