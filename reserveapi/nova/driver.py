@@ -180,16 +180,19 @@ class IronicDriver(stock.StockDriver):
             reserveapi_conf.load_adapter(CONF))
         try:
             version = reservations.api_version
-        except client.ClientError as error:
+        except (client.ClientError, ks_exc.MissingAuthPlugin) as error:
+            detail = getattr(error, 'detail', None) or (
+                '[reserveapi] sets neither auth_type nor endpoint_override, '
+                'so nothing says where the service is: %s' % error)
             if CONF.reserveapi.required:
                 raise exception.InvalidConfiguration(
                     'The reservation service cannot be reached (%s) and '
                     '[reserveapi] required is true: refusing to start.'
-                    % error.detail)
+                    % detail)
             LOG.warning('The reservation service cannot be reached (%s); '
                         'running the stock Ironic driver, one compute node '
                         'per Ironic node, which is deprecated: deploy the '
-                        'reservation service and restart.', error.detail)
+                        'reservation service and restart.', detail)
             self.rebalances_nodes = True
             return super().init_host(host)
         self._partition = ironic_partition()

@@ -358,6 +358,20 @@ class TestStartUp(base.IronicTestCase):
         self.assertNotIn('\n', message)
         self.assertIn('[reserveapi] required is true', message)
 
+    def test_no_auth_and_no_endpoint_is_refused_in_one_line(self):
+        """keystoneauth's MissingAuthPlugin is a configuration mistake,
+        said as the service being away is, not a traceback."""
+        self.flags(group='reserveapi', auth_type=None,
+                   endpoint_override=None)
+        error = self.assertRaises(
+            exception.InvalidConfiguration, self.start_service, 'compute',
+            host='compute-2')
+        message = str(error)
+        self.assertNotIn('\n', message)
+        self.assertIn('[reserveapi] sets neither auth_type nor '
+                      'endpoint_override', message)
+        self.assertIn('[reserveapi] required is true', message)
+
     def test_an_older_service_is_refused_in_one_line(self):
         # A service of 1.1 could not limit this host to its shard in the
         # capacity it reports: refused, never ignored.
