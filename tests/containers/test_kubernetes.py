@@ -12,7 +12,8 @@
 
 """The manifests of ``deploy/kubernetes/``: valid for the Kubernetes API
 (``kubernetes-validate``, strict), shaped as a deployment needs them,
-and played by ``podman kube play`` against the machine's PostgreSQL:
+and played by ``podman kube play`` against the machine's PostgreSQL and
+MariaDB:
 the expand Job's pod, the API and worker Deployments, reservations
 through the API, the contract Job's pod.
 
@@ -49,6 +50,9 @@ START_TIMEOUT = 180
 """Seconds for a played pod to answer, on a loaded two-core machine."""
 MACHINE_DB = 'postgresql+psycopg2://openstack_citest@127.0.0.1:5432/'
 """The machine's PostgreSQL (tools/ensure-test-databases.sh)."""
+MACHINE_MARIADB = ('mysql+pymysql://openstack_citest:openstack_citest@'
+                   '127.0.0.1:3306/')
+"""The machine's MariaDB (tools/ensure-test-databases.sh)."""
 
 
 def load(name):
@@ -121,6 +125,9 @@ class TestManifests(testtools.TestCase):
 
 
 class TestKubePlay(testtools.TestCase):
+    """On the machine's PostgreSQL; TestKubePlayMariaDB on its MariaDB."""
+
+    server = MACHINE_DB
 
     def setUp(self):
         super().setUp()
@@ -128,12 +135,12 @@ class TestKubePlay(testtools.TestCase):
         if reason:
             self.skipTest(reason)
         try:
-            engine = sa.create_engine(MACHINE_DB + 'openstack_citest',
+            engine = sa.create_engine(self.server + 'openstack_citest',
                                       isolation_level='AUTOCOMMIT')
             with engine.connect():
                 pass
         except sa.exc.OperationalError as exc:
-            self.skipTest("the machine's PostgreSQL: %s" % exc)
+            self.skipTest("the machine's database server: %s" % exc)
         # podman kube play looks an image up by name.
         self.image = containers.image(by_id=False)
         self.suffix = uuid.uuid4().hex[:8]
@@ -141,16 +148,17 @@ class TestKubePlay(testtools.TestCase):
         with engine.connect() as connection:
             connection.execute(sa.text('CREATE DATABASE %s' % database))
         self.addCleanup(self.drop, engine, database)
-        self.database_url = MACHINE_DB + database
+        self.database_url = self.server + database
         self.worker_port = loopback.free_port()
         self.volumes = set()
         self.addCleanup(self.tear_down)
         self.addCleanup(self.attach_logs)  # before they go
 
     def drop(self, engine, database):
+        force = ' WITH (FORCE)' if engine.dialect.name == 'postgresql' else ''
         with engine.connect() as connection:
             connection.execute(sa.text(
-                'DROP DATABASE IF EXISTS %s WITH (FORCE)' % database))
+                'DROP DATABASE IF EXISTS %s%s' % (database, force)))
         engine.dispose()
 
     def attach_logs(self):
@@ -319,3 +327,8 @@ class TestKubePlay(testtools.TestCase):
         # The previous release is gone (there was none): contract.
         self.run_job('schema/contract/job.yaml')
         self.assertTrue(loopback.answers(urls[0] + '/healthcheck'))
+
+
+class TestKubePlayMariaDB(TestKubePlay):
+
+    server = MACHINE_MARIADB

@@ -18,7 +18,7 @@ ones stop; this image contracts. The load, the front and the checks
 are ``tests/system/upgrade``'s (see its README): no 5xx, no connection
 error outside an API's stop, no node held twice, every confirmed
 reservation kept, every grant right, each release granting after the
-expand.
+expand, the counters equal to a recount, capacity as the nodes say.
 """
 
 import logging
@@ -124,7 +124,9 @@ class TestRollingUpgrade(testtools.TestCase):
         clients = [load.Client(front.url, 'compute-%d' % index, recorder,
                                stop) for index in range(CLIENTS)]
         monitor = soakload.Monitor(database_url, recorder, stop)
-        threads = clients + [monitor]
+        counter_watch = load.CounterWatch(database_url, stop, self.started)
+        self.addCleanup(counter_watch.engine.dispose)
+        threads = clients + [monitor, counter_watch]
         for thread in threads:
             thread.start()
         time.sleep(PHASE)
@@ -180,6 +182,8 @@ class TestRollingUpgrade(testtools.TestCase):
         reader = client.ReservationClient(ks_session.Session(),
                                           endpoint_override=new_api.url)
         nodes = load.read(inventory)
+        capacity = soakload.attempt(recorder, 'capacity', reader.capacity)
+        final = counter_watch.compare()
         new_api_log = os.path.join(self.dir, 'new-api.log')
         with open(new_api_log, 'w') as stream:
             stream.write(new_api.log())
@@ -194,6 +198,8 @@ class TestRollingUpgrade(testtools.TestCase):
             + checks.holds(recorder, monitor, clients, time.monotonic())
             + checks.kept_reservations(reader, clients, live)
             + grant_checks
+            + checks.counters(counter_watch, final)
+            + checks.capacity(capacity, nodes, live.values())
             + checks.graceful_stops(exits)
             + [('expand, migrate and contract exited 0',
                 set(schema_steps.values()) == {0}, [schema_steps])])
