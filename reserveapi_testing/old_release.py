@@ -145,10 +145,17 @@ def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT,
     # The interpreter this runs on, not a virtualenv's copy of it.
     _run([getattr(sys, '_base_executable', sys.executable), '-m', 'venv',
           str(path / 'venv')], log_path)
+    # PBR_VERSION for our wheel alone: in the install it would also
+    # version every dependency pbr builds from an sdist (testresources
+    # 2.0.2 would call itself 1.0.0, and the pins could not be met).
+    wheels = path / 'wheel'
+    _run([release.python, '-m', 'pip', 'wheel', '--quiet', '--no-deps',
+          '--wheel-dir', str(wheels), str(release.source)], log_path,
+         env=dict(os.environ, PBR_VERSION=version), timeout=INSTALL_TIMEOUT)
+    (wheel,) = wheels.glob('*.whl')
     _run([release.python, '-m', 'pip', 'install', '--quiet',
           '-c', str(pathlib.Path(constraints).resolve()),
-          '%s[%s]' % (release.source, EXTRAS)] + list(SERVER_PACKAGES),
-         log_path, env=dict(os.environ, PBR_VERSION=version),
-         timeout=INSTALL_TIMEOUT)
+          '%s[%s]' % (wheel, EXTRAS)] + list(SERVER_PACKAGES),
+         log_path, timeout=INSTALL_TIMEOUT)
     ready.write_text(marker)
     return release
