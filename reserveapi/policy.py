@@ -133,15 +133,19 @@ def _configured(path):
 
 
 def _unknown_names(enforcer):
-    """Rules of the file that nothing uses: neither ours nor an alias
-    that another rule refers to as ``rule:NAME``."""
+    """Rules of the file that nothing uses: neither ours (nor a name one
+    of ours is deprecated from, which oslo.policy still reads) nor an
+    alias that another rule refers to as ``rule:NAME``."""
+    known = set(enforcer.registered_rules)
     referred = set()
     for rule in list(enforcer.file_rules.values()) + list(
             enforcer.registered_rules.values()):
         referred.update(_RULE_REFERENCE.findall(rule.check_str))
+    for rule in enforcer.registered_rules.values():
+        if getattr(rule, 'deprecated_rule', None):
+            known.add(rule.deprecated_rule.name)
     return sorted(name for name in enforcer.file_rules
-                  if name not in enforcer.registered_rules
-                  and name not in referred)
+                  if name not in known and name not in referred)
 
 
 def _meant(name, enforcer):

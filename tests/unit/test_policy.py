@@ -99,3 +99,20 @@ class ProjectViewsTest(base.TestCase):
             stream.write('"%s": "role:reader"\n' % capacity_policy.GET)
         self.assertEqual([capacity_policy.GET], policy.opened_to_readers(
             (node_policy.LIST_ALL, capacity_policy.GET)))
+
+
+class UnknownNamesTest(base.TestCase):
+    """A policy file may name a rule ours is deprecated from."""
+
+    def test_a_deprecated_name_is_known(self):
+        enforcer = oslo_policy.Enforcer(policy.CONF)
+        old = oslo_policy.DeprecatedRule('reserveapi:old_name',
+                                         'role:admin',
+                                         deprecated_reason='renamed',
+                                         deprecated_since='1.1')
+        enforcer.register_default(oslo_policy.RuleDefault(
+            'reserveapi:new_name', 'role:admin', deprecated_rule=old))
+        enforcer.file_rules = {
+            name: oslo_policy.RuleDefault(name, 'role:admin')
+            for name in ('reserveapi:old_name', 'reserveapi:typo')}
+        self.assertEqual(['reserveapi:typo'], policy._unknown_names(enforcer))
