@@ -24,7 +24,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
 import fixtures
@@ -71,14 +70,6 @@ class StartupTestCase(base.BaseTestCase):
                 self.deployment.config.setdefault(name, {}).update(values)
         self.deployment.write_config()
 
-    def wsgi_import(self):
-        return subprocess.run(
-            [sys.executable, '-c', 'import reserveapi.wsgi.api'],
-            env=dict(os.environ,
-                     RESERVEAPI_CONFIG_FILE=self.deployment.config_file),
-            capture_output=True, text=True, check=False,
-            timeout=deployment.COMMAND_TIMEOUT)
-
     def get(self, path, method='GET'):
         connection = http.client.HTTPConnection(
             '127.0.0.1', self.deployment.port, timeout=30)
@@ -103,7 +94,7 @@ class TestKeystoneWithoutCredentials(StartupTestCase):
                           deployment.not_logged(process.stderr)))
 
     def test_the_wsgi_application_refuses_to_load(self):
-        process = self.wsgi_import()
+        process = self.deployment.load_wsgi()
         # gunicorn's "worker failed to boot": its master stops.
         self.assertEqual(3, process.returncode)
         critical = [line for line in (process.stdout + process.stderr)

@@ -16,9 +16,6 @@
 as subprocesses.
 """
 
-import os
-import subprocess
-import sys
 
 from oslotest import base
 
@@ -77,12 +74,7 @@ class TestPlacementCredentialsAtStartup(base.BaseTestCase):
 
     def test_required_options_stop_the_wsgi_application(self):
         self.require()
-        process = subprocess.run(
-            [sys.executable, '-c', 'import reserveapi.wsgi.api'],
-            env=dict(os.environ,
-                     RESERVEAPI_CONFIG_FILE=self.deployment.config_file),
-            capture_output=True, text=True, check=False,
-            timeout=deployment.COMMAND_TIMEOUT)
+        process = self.deployment.load_wsgi()
         self.assertEqual(3, process.returncode)
         critical = [line for line in (process.stdout + process.stderr)
                     .splitlines() if ' CRITICAL reserveapi.wsgi.api ' in line]

@@ -18,12 +18,9 @@ not start.
 
 import http.client
 import json
-import os
 import pathlib
 import queue
 import shutil
-import subprocess
-import sys
 import time
 import uuid
 
@@ -231,12 +228,7 @@ class TestAuditMapAtStartup(base.BaseTestCase):
                           deployment.not_logged(process.stderr)))
 
     def test_the_wsgi_application_refuses_to_load(self):
-        process = subprocess.run(
-            [sys.executable, '-c', 'import reserveapi.wsgi.api'],
-            env=dict(os.environ,
-                     RESERVEAPI_CONFIG_FILE=self.deployment.config_file),
-            capture_output=True, text=True, check=False,
-            timeout=deployment.COMMAND_TIMEOUT)
+        process = self.deployment.load_wsgi()
         self.assertEqual(3, process.returncode, process.stderr[-2000:])
         critical = [line for line in (process.stdout + process.stderr)
                     .splitlines() if ' CRITICAL reserveapi.wsgi.api ' in line]
