@@ -31,19 +31,21 @@ BACKENDS = (('PostgreSQL', 'PostgreSQL'), ('MySQL', 'MariaDB/MySQL'))
 """(scenario name ending a test id, what to call it)."""
 
 
-def outcomes(stream):
-    """``{test id: status}`` of a subunit v2 byte stream."""
-    found = {}
-
-    def record(test):
-        found[test['id']] = test['status']
-
-    result = testtools.StreamToDict(record)
+def records(stream):
+    """Every test of a subunit v2 byte stream, as testtools' dicts (id,
+    status, details)."""
+    found = []
+    result = testtools.StreamToDict(found.append)
     result.startTestRun()
     subunit.ByteStreamToStreamResult(
         stream, non_subunit_name='stdout').run(result)
     result.stopTestRun()
     return found
+
+
+def outcomes(stream):
+    """``{test id: status}`` of a subunit v2 byte stream."""
+    return {test['id']: test['status'] for test in records(stream)}
 
 
 def scenarios(test_id):
@@ -76,16 +78,24 @@ def summary(found):
                     for _scenario, name in BACKENDS if counts[name][1])))
 
 
-def main():
+def last_run():
+    """``stestr last --subunit`` of this Python's environment: (the
+    stream, or None, and why not)."""
     stestr = os.path.join(os.path.dirname(sys.executable), 'stestr')
     last = subprocess.run([stestr, 'last', '--subunit'],
                           capture_output=True, check=False)
     # 1: the last run had failures, which stestr has reported already.
     if last.returncode not in (0, 1):
-        print('Database tests: no stestr run to read (%s).'
-              % last.stderr.decode(errors='replace').strip())
+        return None, last.stderr.decode(errors='replace').strip()
+    return io.BytesIO(last.stdout), None
+
+
+def main():
+    stream, why_not = last_run()
+    if stream is None:
+        print('Database tests: no stestr run to read (%s).' % why_not)
         return 0
-    print(summary(outcomes(io.BytesIO(last.stdout))))
+    print(summary(outcomes(stream)))
     return 0
 
 
