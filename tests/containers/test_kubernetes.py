@@ -48,6 +48,8 @@ JOBS = ('schema/expand/job.yaml', 'schema/contract/job.yaml')
 VALIDATE_ENV = 'RESERVEAPI_KUBERNETES_VALIDATE'
 START_TIMEOUT = 180
 """Seconds for a played pod to answer, on a loaded two-core machine."""
+JOB_TIMEOUT = 180
+"""Seconds for a played schema Job to exit."""
 MACHINE_DB = 'postgresql+psycopg2://openstack_citest@127.0.0.1:5432/'
 """The machine's PostgreSQL (tools/ensure-test-databases.sh)."""
 MACHINE_MARIADB = ('mysql+pymysql://openstack_citest:openstack_citest@'
@@ -264,6 +266,13 @@ class TestKubePlay(testtools.TestCase):
             '--format', '{{.Names}}', check=False).stdout
         return [name for name in out.split() if not name.endswith('infra')]
 
+    def pod_logs(self, pod_name):
+        """What the pod's containers wrote so far, one after the other."""
+        return '\n'.join(
+            '--- %s\n%s' % (container, containers.podman(
+                'logs', container, check=False).stderr)
+            for container in self.container_names(pod_name))
+
     def run_job(self, name):
         """The Job's pod, played until its last container exits: its
         containers' output."""
@@ -278,13 +287,13 @@ class TestKubePlay(testtools.TestCase):
                 'inspect', '--format', '{{.State.Status}}', last,
                 check=False).stdout.strip()
             return out in ('exited', 'stopped')
-        self.assertTrue(containers.wait(exited, 180, interval=1))
+        finished = containers.wait(exited, JOB_TIMEOUT, interval=1)
+        logs = self.pod_logs(pod_name)
+        self.addDetail(name, content.text_content(logs))
+        self.assertTrue(finished, '%s still runs after %d s: %s' % (
+            name, JOB_TIMEOUT, logs[-3000:]))
         code = containers.podman('inspect', '--format',
                                  '{{.State.ExitCode}}', last).stdout.strip()
-        logs = '\n'.join(containers.podman('logs', container,
-                                           check=False).stderr
-                         for container in self.container_names(pod_name))
-        self.addDetail(name, content.text_content(logs))
         self.assertEqual('0', code, logs[-3000:])
 
     def test_expand_serve_contract(self):
@@ -303,14 +312,17 @@ class TestKubePlay(testtools.TestCase):
         worker = self.playable(deployments['reserveapi-worker'])
         self.play(apis + [worker], 'app')
         urls = ['http://127.0.0.1:%d' % port for port in ports]
-        for url in urls:
+        for url, api in zip(urls, apis, strict=True):
             self.assertTrue(loopback.wait_until(
                 lambda url=url: loopback.answers(url + '/healthcheck'),
-                START_TIMEOUT),
-                url)
+                START_TIMEOUT), '%s did not answer in %d s: %s' % (
+                    url, START_TIMEOUT, self.pod_logs(
+                        api['metadata']['name'])[-3000:]))
         self.assertTrue(loopback.wait_until(
             lambda: loopback.answers(
-                'http://127.0.0.1:%d/metrics' % self.worker_port), 60))
+                'http://127.0.0.1:%d/metrics' % self.worker_port), 60),
+            "the worker's metrics did not answer in 60 s: %s" % (
+                self.pod_logs(worker['metadata']['name'])[-3000:]))
 
         made = []
         for number in range(6):
