@@ -16,10 +16,12 @@ The server's one family: domain code raises these; the API layer renders
 them in the API-WG error format (``{"errors": [{"status", "code",
 "title", "detail", ...}]}``), the commands print their ``detail``.
 Anything else that escapes is a bug and becomes a 500, and so does an
-``InternalOutcome``: what the domain meets and acts on itself, never an
-answer. Every outage of a peer service (Ironic, Placement, Nova) is a
-``PeerUnavailable``, a 503. (``reserveapi.client``, ``nova`` and ``osc``
-ship apart and keep their own.)
+``InternalOutcome`` (what the domain meets and acts on itself) or a
+``CommandError`` (what only a command or the worker meets): neither is
+ever an answer, so neither has a status or a code. Every outage of a
+peer service (Ironic, Placement, Nova) is a ``PeerUnavailable``, a 503.
+(``reserveapi.client``, ``nova`` and ``osc`` ship apart and keep their
+own.)
 """
 
 import json
@@ -51,6 +53,13 @@ class InternalOutcome(_Described):
     request, a node Ironic will not give: try the next one). It answers
     no request, so it has neither status nor code, and is no
     ReserveapiException: one that escaped would be a bug."""
+
+
+class CommandError(_Described):
+    """What only a command or the worker meets (a refused schema step,
+    another process's sync, an operator's mistake): the command prints
+    its ``detail``, the worker logs it. No request reaches it, so it has
+    neither status nor code."""
 
 
 class Invalid(ReserveapiException):
@@ -176,10 +185,8 @@ class InstanceReserved(Conflict):
         super().__init__(message, **kwargs)
 
 
-class UpgradeRefused(Conflict):
+class UpgradeRefused(CommandError):
     """A schema step that cannot run now (reserveapi-dbsync), and why."""
-
-    code = 'reserveapi.upgrade_refused'
 
 
 class InvalidStateTransition(Conflict):
@@ -333,27 +340,28 @@ class ClaimBeingCleared(ServiceUnavailable):
                'was reserved. Retry in a few seconds.')
 
 
-class SyncInProgress(Conflict):
-    """Another process holds the inventory sync's lease."""
+class SyncInProgress(CommandError):
+    """Another process holds the inventory sync's lease (the worker's
+    pass or reserveapi-manage sync-nodes)."""
 
-    code = 'reserveapi.sync_in_progress'
     msg_fmt = 'Another process is syncing the inventory.'
 
 
-class ConfigurationError(ReserveapiException):
+class ConfigurationError(CommandError):
     """An operator's mistake in the configuration (a file that cannot be
     read, a value an option refuses, a section the chosen mode needs) or
     on the command line. The process does not start; the commands exit 2
     with this one line.
     """
 
-    code = 'reserveapi.configuration_error'
     msg_fmt = '%(reason)s'
 
 
-class UnsupportedLibrary(ConfigurationError):
+class UnsupportedLibrary(ConfigurationError, ReserveapiException):
     """An installed library is not a version the private-API patch of
-    ``reserveapi/compat.py`` that uses it was written for."""
+    ``reserveapi/compat.py`` that uses it was written for. Also an
+    answer, a 500: the database engine, whose patches check, is made at
+    the first request or job that needs it."""
 
     code = 'reserveapi.unsupported_library'
 
@@ -361,9 +369,6 @@ class UnsupportedLibrary(ConfigurationError):
 class MissingCredentials(ConfigurationError):
     """A peer group lacks options that the service needs: the process
     does not start, so no caller ever sees it."""
-
-    code = 'reserveapi.missing_credentials'
-    msg_fmt = '%(reason)s'
 
 
 # The aggregate mirror's errors. None reaches an API caller: the mirror

@@ -350,8 +350,9 @@ def _meant(name, names, form='%s'):
 def console_script(main):
     """A console script's ``main(argv=None)``: a ConfigurationError is its
     one line on stderr and exit 2, any other error of ours (the database
-    does not answer) its one line and exit 1; the traceback only with
-    --debug. Anything else is a bug, and keeps its traceback.
+    does not answer, another process is syncing) its one line and exit
+    1; the traceback only with --debug. Anything else is a bug, and keeps
+    its traceback.
     """
 
     @functools.wraps(main)
@@ -360,7 +361,7 @@ def console_script(main):
             return main(argv)
         except exception.ConfigurationError as exc:
             _fail(exc, USAGE_ERROR)
-        except exception.ReserveapiException as exc:
+        except (exception.CommandError, exception.ReserveapiException) as exc:
             _fail(exc, RUNTIME_ERROR)
 
     return run

@@ -12,7 +12,8 @@
 
 
 """The server's one error family: every error has a status and a stable
-code of its own, and every peer outage is one 503 per peer."""
+code of its own, and every peer outage is one 503 per peer; what no
+request meets has neither."""
 
 import inspect
 
@@ -53,6 +54,28 @@ class TestFamily(base.BaseTestCase):
             self.assertFalse(hasattr(outcome, 'code'), outcome)
         self.assertEqual('Node n1 is already reserved.',
                          exception.NodeAlreadyReserved(node='n1').detail)
+
+    def test_command_errors_answer_nothing(self):
+        """What only a command or the worker meets has no status or code:
+        no request reaches it. UnsupportedLibrary is the exception, as
+        the database engine it refuses is made at a first request."""
+        errors = [value for value in vars(exception).values()
+                  if inspect.isclass(value)
+                  and issubclass(value, exception.CommandError)
+                  and value is not exception.UnsupportedLibrary]
+        self.assertEqual(
+            ['CommandError', 'ConfigurationError', 'MissingCredentials',
+             'SyncInProgress', 'UpgradeRefused'],
+            sorted(error.__name__ for error in errors))
+        for error in errors:
+            self.assertFalse(issubclass(error,
+                                        exception.ReserveapiException))
+            self.assertFalse(hasattr(error, 'status'), error)
+            self.assertFalse(hasattr(error, 'code'), error)
+        refused = exception.UnsupportedLibrary('pecan 9 is installed')
+        self.assertIsInstance(refused, exception.ConfigurationError)
+        self.assertEqual((500, 'reserveapi.unsupported_library'),
+                         (refused.status, refused.code))
 
     def test_each_peer_outage_is_a_503(self):
         outages = sorted(error.__name__ for error in _family()

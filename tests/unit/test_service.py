@@ -11,12 +11,17 @@
 # under the License.
 
 """The options every command takes are accepted after a sub-command;
-noauth is only a warning where others can reach it.
+noauth is only a warning where others can reach it; a command's error is
+one line and its exit code.
 """
 
+import io
+
+import fixtures
 from oslotest import base
 
 from reserveapi.cmd import api
+from reserveapi.common import exception
 from reserveapi.common import service
 
 
@@ -65,3 +70,31 @@ class TestLoopback(base.BaseTestCase):
         for host in ('0.0.0.0',  # noqa: S104
                      '::', '10.0.0.5', 'api.example.com'):
             self.assertFalse(api._loopback(host), host)
+
+
+class TestConsoleScript(base.BaseTestCase):
+
+    def _exit(self, error):
+        stderr = self.useFixture(fixtures.MockPatch(
+            'sys.stderr', io.StringIO())).mock
+
+        @service.console_script
+        def main(argv=None):
+            raise error
+
+        code = self.assertRaises(SystemExit, main, []).code
+        return code, stderr.getvalue()
+
+    def test_a_mistake_exits_2_an_error_of_ours_1(self):
+        self.assertEqual(
+            (service.USAGE_ERROR, '[api] port is wrong\n'),
+            self._exit(exception.ConfigurationError('[api] port is wrong')))
+        self.assertEqual(
+            (service.RUNTIME_ERROR,
+             'Another process is syncing the inventory.\n'),
+            self._exit(exception.SyncInProgress()))
+        self.assertEqual(
+            (service.RUNTIME_ERROR,
+             'The database is unavailable; nothing was changed. Retry '
+             'later.\n'),
+            self._exit(exception.DatabaseUnavailable()))
