@@ -21,12 +21,14 @@ of the claim's transaction; each ``{"sql", "params", "positions"}``,
 ``params`` by name and ``positions`` the names in order where the
 driver takes a tuple (PyMySQL). run.py replays them as raw SQL for the
 floor that does the API's own database work (see
-benchdb.Backend.claim_once)::
+benchdb.Backend.claim_once); candidate_scale.py records the statements
+of its requests in its own process (``recorded``)::
 
     python -m tools.bench.api_statements --config-file reserveapi.conf
 """
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -54,18 +56,22 @@ def is_candidate_query(statement):
 
 
 def _by_name(context, parameters):
-    """``(params by name, positions)`` of one statement as sent."""
+    """``(params by name, positions)`` of one statement as sent; a
+    statement sent as text (SQLite's BEGIN) has its parameters named by
+    their place."""
     if isinstance(parameters, dict):
         return dict(parameters), None
-    positions = list(context.compiled.positiontup)
+    if context.compiled is None:
+        positions = [str(place) for place in range(len(parameters))]
+    else:
+        positions = list(context.compiled.positiontup)
     return dict(zip(positions, parameters, strict=True)), positions
 
 
-def capture(config_file, request_spec, log_file):
-    service.prepare_service(['--config-file', config_file,
-                             '--log-file', log_file])
-    CONF.set_override('auth_strategy', 'noauth', group='api')
-    client = webtest.TestApp(app_mod.setup_app())
+@contextlib.contextmanager
+def recorded():
+    """A list of the statements this process sends to the database
+    meanwhile, each as the driver receives it."""
     sent = []
 
     def record(conn, cursor, statement, parameters, context, executemany):
@@ -73,11 +79,22 @@ def capture(config_file, request_spec, log_file):
         sent.append({'sql': statement, 'params': params,
                      'positions': positions})
 
-    sa.event.listen(db_base.get_engine(), 'before_cursor_execute', record)
-    response = client.post_json(
-        '/v1/reservations',
-        benchload.reservation_body(request_spec, 'bench-capture'))
-    sa.event.remove(db_base.get_engine(), 'before_cursor_execute', record)
+    engine = db_base.get_engine()
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+
+
+def reservation_statements(client, request_spec):
+    """``{"reads", "claim"}`` of one ``POST /v1/reservations`` through
+    ``client`` (webtest, this process), whose reservation is deleted
+    again."""
+    with recorded() as sent:
+        response = client.post_json(
+            '/v1/reservations',
+            benchload.reservation_body(request_spec, 'bench-capture'))
     client.delete('/v1/reservations/' + response.json['uuid'])
     starts = [index for index, statement in enumerate(sent)
               if is_candidate_query(statement['sql'])]
@@ -91,6 +108,14 @@ def capture(config_file, request_spec, log_file):
         end += 1
     return {'reads': sent[starts[0]:claims[0]],
             'claim': sent[claims[0]:end + 1]}
+
+
+def capture(config_file, request_spec, log_file):
+    service.prepare_service(['--config-file', config_file,
+                             '--log-file', log_file])
+    CONF.set_override('auth_strategy', 'noauth', group='api')
+    return reservation_statements(webtest.TestApp(app_mod.setup_app()),
+                                  request_spec)
 
 
 def main(argv=None):

@@ -10,18 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Throwaway databases for the benchmark, and the raw SQL it runs.
+"""Throwaway databases for the benchmark, and the floor's replay.
 
 Each backend gets a database of its own, created for the run and dropped
 at the end (SQLite: a file in the run's work directory).  Besides the
 connection URL for reserveapi, a backend hands out plain DB-API
-connections for the raw SQL claim floor and for the checks after the
-concurrent phase.  Only SQLAlchemy and the drivers are used here, never
-reserveapi, so that the floor measures the database and nothing else.
+connections, on which the floor replays the statements the API sent
+(api_statements.py captures them): the product's own SQL, never a copy,
+so that the floor is the API's database work and nothing else. Only
+SQLAlchemy and the drivers are used here, never reserveapi.
 """
 
 import datetime
-import functools
 import os
 import secrets
 import sqlite3
@@ -67,12 +67,6 @@ class Backend:
         self._admin = None if kind == 'sqlite' else admin_url(kind)
         self.url = None
         self.version = None
-        # Whether nodes carry the derived ``reserved`` flag that
-        # reserveapi keeps next to the reservations (see detect_schema).
-        self.reserved_flag = False
-        # Whether nodes carry the derived ``schedulable`` flag that leads
-        # the best-fit index with ``reserved`` (see detect_schema).
-        self.fit_index = False
 
     # Lifecycle
 
@@ -178,17 +172,6 @@ class Backend:
         finally:
             connection.close()
 
-    def detect_schema(self):
-        """Call after the migrations: adapt the raw SQL to the schema."""
-        engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
-        try:
-            columns = {column['name']
-                       for column in sa.inspect(engine).get_columns('nodes')}
-        finally:
-            engine.dispose()
-        self.reserved_flag = 'reserved' in columns
-        self.fit_index = self.reserved_flag and 'schedulable' in columns
-
     def analyze(self, vacuum=False):
         """Gather planner statistics, as autovacuum (or InnoDB's
         automatic recalculation) would sooner or later: without them a
@@ -215,83 +198,31 @@ class Backend:
         finally:
             connection.close()
 
-    def clear_reservations(self):
-        """Free every node again, so that the next phase starts equal."""
-        connection = self.connect()
-        try:
-            cursor = connection.cursor()
-            cursor.execute('DELETE FROM reservations')
-            if self.reserved_flag:
-                cursor.execute(self.sql(
-                    'UPDATE nodes SET reserved = %s WHERE reserved = %s'),
-                    (False, True))
-            connection.commit()
-        finally:
-            connection.close()
+    # The API's claim replayed
 
-    def reservation_census(self):
-        """Live reservations, distinct nodes they hold, and nodes held by
-        more than one live reservation (must be 0).
+    def claim_once(self, connection, api_query, host, pick, rng):
+        """Claim one node as the API does, with its very statements
+        (``api_query``, the SQL of one API request as api_statements.py
+        captures it: ``{"reads", "claim"}``): its reads in a transaction
+        of their own, then its claim's statements for one of the first
+        ``pick`` nodes read, at random, in another.
+
+        Returns ``(node_id, conflicts)``, or ``(None, conflicts)`` when
+        no node is free. A lost race (the claim inserting nothing, or a
+        unique violation) or a deadlock rolls back and tries again.
         """
-        (live, nodes), = self.execute(
-            'SELECT COUNT(*), COUNT(DISTINCT node_id) FROM reservations '
-            'WHERE active_node_id IS NOT NULL')
-        (doubled,), = self.execute(
-            'SELECT COUNT(*) FROM (SELECT node_id FROM reservations '
-            'WHERE active_node_id IS NOT NULL GROUP BY node_id '
-            'HAVING COUNT(*) > 1) doubled')
-        return {'live_reservations': live, 'distinct_nodes': nodes,
-                'nodes_held_twice': doubled}
-
-    def count_nodes(self, resource_class=None):
-        """All nodes, and those eligible by state alone (no spec)."""
-        (total,), = self.execute('SELECT COUNT(*) FROM nodes')
-        where, params = _eligible_where(resource_class)
-        (eligible,), = self.execute(_COUNT_SELECT.format(where=where),
-                                    params)
-        return total, eligible
-
-    # The raw SQL claim
-
-    def claim_once(self, connection, resource_class, host, pick, rng,
-                   api_query=None):
-        """Claim one node in one transaction, the way the API's claim ends
-        up in SQL but without any matching: read the first ``pick`` free
-        nodes of the class, take one at random, INSERT the reservation
-        whose unique ``active_node_id`` settles races (and, with the
-        schema's derived flag, mark the node reserved, as the API does).
-
-        With ``api_query`` (the SQL of one API request, as
-        api_statements.py captures it: ``{"reads", "claim"}``), the
-        statements are the API's own: its reads in a transaction of
-        their own, then its claim's statements for a node of the first
-        ``pick`` read, in another.
-
-        Returns ``(node_id, reservation uuid, conflicts)``, or ``(None,
-        None, conflicts)`` when no node is free. A lost race (unique
-        violation, or the API's claim inserting nothing) or a deadlock
-        rolls back and tries again.
-        """
-        if api_query is not None:
-            read = functools.partial(self._read_as_api, api_query, pick)
-            claim = functools.partial(self._claim_as_api, api_query)
-        else:
-            read = functools.partial(self._read_simply, resource_class,
-                                     pick)
-            claim = self._claim_simply
         conflicts = 0
         while True:
             cursor = connection.cursor()
             try:
-                ids = read(connection, cursor)
+                ids = self._read_as_api(api_query, pick, connection, cursor)
                 if not ids:
                     connection.rollback()
-                    return None, None, conflicts
+                    return None, conflicts
                 node_id = rng.choice(ids)
-                reservation = str(uuid.uuid4())
-                if claim(cursor, host, node_id, reservation):
+                if self._claim_as_api(api_query, cursor, host, node_id):
                     connection.commit()
-                    return node_id, reservation, conflicts
+                    return node_id, conflicts
                 connection.rollback()
                 conflicts += 1
             except Exception as exc:
@@ -302,33 +233,18 @@ class Backend:
             finally:
                 cursor.close()
 
-    def _claim_simply(self, cursor, host, node_id, reservation):
-        instance = str(uuid.uuid4())
-        cursor.execute(self.sql(
-            'INSERT INTO reservations (uuid, instance_uuid, host, '
-            'project_id, node_id, state, active_node_id, '
-            'active_instance_uuid, created_at) '
-            'VALUES (%s, %s, %s, NULL, %s, %s, %s, %s, %s)'), (
-                reservation, instance, host, node_id, 'reserved', node_id,
-                instance, _utcnow()))
-        if self.reserved_flag:
-            cursor.execute(self.sql(
-                'UPDATE nodes SET reserved = %s WHERE id = %s'),
-                (True, node_id))
-        return True
-
     @staticmethod
-    def _claim_as_api(api_query, cursor, host, node_id, reservation):
+    def _claim_as_api(api_query, cursor, host, node_id):
         """The API's claim statements for ``node_id``; whether the node
         was claimed (its INSERT ... SELECT inserts nothing once the node
         is no longer eligible)."""
-        values = {'new_uuid': reservation,
+        values = {'new_uuid': str(uuid.uuid4()),
                   'new_instance_uuid': str(uuid.uuid4()),
                   'new_host': host, 'new_node_id': node_id,
                   'new_created_at': _utcnow()}
         for statement in api_query['claim']:
             cursor.execute(statement['sql'],
-                           _arguments(statement, values))
+                           arguments(statement, values))
             if cursor.rowcount < 1:
                 return False
         return True
@@ -338,7 +254,7 @@ class Backend:
         first one (the candidate query) found, up to ``pick``."""
         ids = None
         for statement in api_query['reads']:
-            cursor.execute(statement['sql'], _arguments(statement))
+            cursor.execute(statement['sql'], arguments(statement))
             rows = cursor.fetchall()
             if ids is None:
                 names = [column[0] for column in cursor.description]
@@ -346,48 +262,8 @@ class Backend:
         connection.commit()
         return ids[:pick]
 
-    def _read_simply(self, resource_class, pick, connection, cursor):
-        """The first ``pick`` free nodes of the class, no matching."""
-        where, params = _eligible_where(resource_class)
-        order = 'n.id'
-        if self.reserved_flag:
-            where += ' AND n.reserved = %s'
-            params += (False,)
-        if self.fit_index:
-            # The API's access path: the best-fit index, led by the class
-            # and the derived flags, read in its order.
-            where += ' AND n.schedulable = %s'
-            params += (True,)
-            order = 'n.memory_mb, n.cpus, n.local_gb, n.id'
-        # Only constants and an int are formatted in: no injection.
-        cursor.execute(self.sql(_CLAIM_SELECT.format(
-            where=where, order=order, pick=int(pick))), params)
-        return [row[0] for row in cursor.fetchall()]
 
-    def release_once(self, connection, reservation, node_id):
-        """Release what claim_once claimed: delete the reservation by its
-        uuid and clear the node's derived flag, in one transaction.
-        """
-        cursor = connection.cursor()
-        try:
-            cursor.execute(self.sql(
-                'DELETE FROM reservations WHERE uuid = %s'), (reservation,))
-            if self.reserved_flag:
-                cursor.execute(self.sql(
-                    'UPDATE nodes SET reserved = %s WHERE id = %s'),
-                    (False, node_id))
-            connection.commit()
-        except Exception:
-            connection.rollback()
-            raise
-        finally:
-            cursor.close()
-
-
-_COUNT_SELECT = 'SELECT COUNT(*) FROM nodes n WHERE {where}'
-
-
-def _arguments(statement, values=None):
+def arguments(statement, values=None):
     """A captured statement's parameters, with ``values`` put in, as its
     driver takes them: by name, or a tuple in ``positions`` order."""
     params = dict(statement['params'], **(values or {}))
@@ -395,24 +271,6 @@ def _arguments(statement, values=None):
     if positions is None:
         return params
     return tuple(params[name] for name in positions)
-
-_CLAIM_SELECT = ('SELECT n.id FROM nodes n WHERE {where} AND NOT EXISTS ('
-                 'SELECT 1 FROM reservations r '
-                 'WHERE r.active_node_id = n.id) '
-                 'ORDER BY {order} LIMIT {pick}')
-
-
-def _eligible_where(resource_class):
-    """The eligibility rules of reserveapi/db/matching.py, as plain SQL."""
-    clauses = ["n.provision_state = 'available'",
-               'n.power_state IS NOT NULL',
-               'n.maintenance = %s', 'n.retired = %s', 'n.vanished = %s',
-               'n.instance_uuid IS NULL']
-    params = [False, False, False]
-    if resource_class is not None:
-        clauses.append('n.resource_class = %s')
-        params.append(resource_class)
-    return ' AND '.join(clauses), tuple(params)
 
 
 def _utcnow():

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import uuid
 
 from reserveapi_testing import loopback
@@ -639,13 +640,13 @@ def concurrent_clients(address, request_spec, total, threads, deadline,
     }
 
 
-# Phase 3: the raw SQL floor
+# Phase 3: the floor, the API's own SQL replayed
 
-def raw_sql_floor(backend, resource_class, total, threads, pick, deadline,
-                  api_query=None):
-    """``threads`` DB-API connections each claim nodes, one transaction
-    per claim, no HTTP and no matching; with ``api_query``, reading
-    candidates as the API does (see Backend.claim_once).
+def api_sql_floor(backend, api_query, total, threads, pick, deadline):
+    """``threads`` DB-API connections each claim nodes with the
+    statements the API sent (``api_query``, see Backend.claim_once), one
+    transaction for the reads and one for the claim, no HTTP and no
+    Python matching.
     """
     local = threading.local()
     connections = []
@@ -658,9 +659,9 @@ def raw_sql_floor(backend, resource_class, total, threads, pick, deadline,
             with lock:
                 connections.append(local.connection)
         start = time.perf_counter()
-        node, _reservation, conflicts = backend.claim_once(
-            local.connection, resource_class, 'bench-raw-%d' % index, pick,
-            local.rng, api_query)
+        node, conflicts = backend.claim_once(
+            local.connection, api_query, 'bench-raw-%d' % index, pick,
+            local.rng)
         return node, conflicts, time.perf_counter() - start
 
     try:
@@ -684,32 +685,47 @@ def raw_sql_floor(backend, resource_class, total, threads, pick, deadline,
     }
 
 
-def raw_sql_single(backend, resource_class, requests, warmup, pick,
-                   deadline):
-    """The floor of the single-client phase: one DB-API connection
-    claims a node as ``raw_sql_floor`` does, then releases it (one
-    DELETE by uuid, one flag UPDATE, one COMMIT), each timed apart.
-    """
-    connection = backend.connect()
-    rng = random.Random()  # noqa: S311
-    claims, releases = [], []
-    completed = True
-    try:
-        for index in range(warmup + requests):
-            if time.monotonic() > deadline:
-                completed = False
-                break
-            start = time.perf_counter()
-            node, reservation, _ = backend.claim_once(
-                connection, resource_class, 'bench-raw-single', pick, rng)
-            claimed = time.perf_counter()
-            if node is None:
-                raise RuntimeError('raw SQL single: no free node')
-            backend.release_once(connection, reservation, node)
-            if index >= warmup:
-                claims.append(claimed - start)
-                releases.append(time.perf_counter() - claimed)
-    finally:
-        connection.close()
-    return {'completed': completed, 'claim': summarize(claims),
-            'release': summarize(releases)}
+# Between phases, through the API: what is held, then nothing
+
+LIVE = ('reserved', 'active')
+
+
+def free_of_class(address, resource_class, timeout=30):
+    """The free nodes of ``resource_class``, as ``GET /v1/capacity``
+    counts them."""
+    status, data, _ = request(address, 'GET', '/v1/capacity',
+                              timeout=timeout)
+    if status != 200:
+        raise RuntimeError('GET /v1/capacity: %s %s' % (status, data[:200]))
+    return sum(row['available'] for row in json.loads(data)['capacity']
+               if row['resource_class'] == resource_class)
+
+
+def release_all(address, timeout=30):
+    """DELETE every live reservation ``GET /v1/reservations`` lists,
+    so that the next phase starts with every node free; first, what
+    they held: ``{'live_reservations', 'distinct_nodes',
+    'nodes_held_twice'}``."""
+    held, path = [], '/v1/reservations'
+    while path:
+        status, data, _ = request(address, 'GET', path, timeout=timeout)
+        if status != 200:
+            raise RuntimeError('GET %s: %s %s' % (path, status, data[:200]))
+        page = json.loads(data)
+        held += [(item['uuid'], item['node_uuid'])
+                 for item in page['reservations'] if item['state'] in LIVE]
+        path = None
+        if 'next' in page:
+            following = urllib.parse.urlsplit(page['next'])
+            path = '%s?%s' % (following.path, following.query)
+    for reservation, _node in held:
+        status, data, _ = request(address, 'DELETE',
+                                  '/v1/reservations/' + reservation,
+                                  timeout=timeout)
+        if status != OK_DELETED:
+            raise RuntimeError('DELETE of reservation %s: %s %s'
+                               % (reservation, status, data[:200]))
+    holders = collections.Counter(node for _reservation, node in held)
+    return {'live_reservations': len(held), 'distinct_nodes': len(holders),
+            'nodes_held_twice': sum(1 for count in holders.values()
+                                    if count > 1)}

@@ -16,26 +16,27 @@
 On SQLite, PostgreSQL and MariaDB.
 No sync: per backend one throwaway database, the schema from
 ``reserveapi-dbsync upgrade``, nodes seeded a statement per 10,000
-(``node_row``: a million in a minute or two, not the sync's minutes),
-grown in steps (``--sizes``, default 100,000 and 1,000,000 nodes) and
-analyzed after each. At each size, in one process per backend, through
-reserveapi's own code:
+(``node_row``: a million in a minute or two, not the sync's minutes;
+their derived flags computed by ``db.nodes.refresh_flags``), grown in
+steps (``--sizes``, default 100,000 and 1,000,000 nodes) and analyzed
+after each. At each size, in one process per backend, through
+reserveapi's own code and its own SQL:
 
 * ``POST /v1/candidates`` through the WSGI application (webtest, no
   socket) for CANDIDATES_SPEC (a resource class, two traits and a
   capability, for a project), and beside it, in the same run, its floor:
-  the raw SQL ``SELECT COUNT(*)`` of that class's free nodes (the
-  eligibility rules as plain SQL, ``benchdb``'s, one DB-API connection).
+  the statements that request sent, recorded (api_statements.py) and
+  replayed on one DB-API connection, the database's share alone.
   Target: p50 at most 3 x the floor's at every size, and that ratio at
   the largest size at most 1.5 x the smallest's. The same request with
   an operator Python decides (``<in> uefi``) is shown beside it;
-* the candidate query alone: the first batch for the bench's
-  ``baremetal`` spec (``db/matching.candidate_batches``);
+* the candidate query alone: the one ``POST /v1/reservations`` sends
+  for the bench's ``baremetal`` spec, recorded and replayed;
 * a whole reservation and its release without HTTP
   (``reservations.reserve`` then ``reservations.release``);
 * on PostgreSQL, the candidate query's plan: EXPLAIN (ANALYZE, BUFFERS)
-  of the same SQL with the values inlined (as psycopg2 sends it):
-  buffers touched, planning and execution time, the scans.
+  of the same statement, as psycopg2 sends it: buffers touched,
+  planning and execution time, the scans.
 
 Flat claim figures across the sizes mean the claim walks a bounded part
 of the best-fit index whatever the inventory; a count, a capacity
@@ -51,6 +52,7 @@ tools/bench/out/candidate-scale-<timestamp>.json.
 """
 
 import argparse
+import contextlib
 import copy
 import datetime
 import hashlib
@@ -100,7 +102,8 @@ def node_row(number, now):
     HW_CPU_X86_AVX2 and four sevenths with CUSTOM_RAID, half uefi, four
     shards and two conductor groups, one in twenty owned by one of three
     projects. The same number is the same node on every backend (its
-    uuid as PostgreSQL's ``md5('node' || i)::uuid``)."""
+    uuid as PostgreSQL's ``md5('node' || i)::uuid``). Its derived flags
+    are left for the product to compute (``seed``)."""
     from reserveapi.db import node_texts
 
     i = number
@@ -112,7 +115,7 @@ def node_row(number, now):
             (8, 16, 32, 64)[(i // 7) % 4], (240, 480, 960)[(i // 11) % 3],
             'aarch64' if i % 10 == 3 else 'x86_64',
             'active' if deployed else 'available', 'power off',
-            maintenance, False, False, not (deployed or maintenance), False,
+            maintenance, False, False, False, False,
             'shard-%d' % (i % 4), 'rack-1' if (i // 10) % 2 else None,
             'project-%d' % (i % 3) if i % 20 == 10 else None, now, now,
             node_texts.traits_text(traits),
@@ -153,7 +156,8 @@ def parse_args(argv):
 
 def seed(backend, start, stop):
     """Nodes ``start``..``stop`` (see node_row) with their trait and
-    capability rows, a chunk per statement, then ANALYZE.
+    capability rows, a chunk per statement, their derived flags, then
+    ANALYZE.
     """
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     connection = backend.connect()
@@ -176,7 +180,18 @@ def seed(backend, start, stop):
         connection.commit()
     finally:
         connection.close()
+    refresh_flags(start, stop)
     backend.analyze()
+
+
+def refresh_flags(start, stop):
+    """The derived flags of nodes ``start``..``stop``, as the product
+    derives them: a copy of its rules here would drift from them."""
+    from reserveapi.db import base as db_base
+    from reserveapi.db import nodes as db_nodes
+
+    with db_base.writer() as session:
+        db_nodes.refresh_flags(session, range(start, stop + 1))
 
 
 def _insert(backend, cursor, table, columns, rows):
@@ -196,17 +211,20 @@ def _insert(backend, cursor, table, columns, rows):
         % (table, names, ', '.join(['%s'] * len(columns)))), rows)
 
 
-def explain(backend, statement, params):
-    """EXPLAIN (ANALYZE, BUFFERS) of ``statement`` with ``params``
-    inlined, as psycopg2 sends it: ``{'buffers', 'execution_ms',
+def explain(backend, statement):
+    """EXPLAIN (ANALYZE, BUFFERS) of ``statement``, as api_statements.py
+    records it and psycopg2 sends it: ``{'buffers', 'execution_ms',
     'planning_ms', 'scan', 'plan'}``.
     """
-    from sqlalchemy.dialects import postgresql
-
-    sql = str(statement.params(params).compile(
-        dialect=postgresql.dialect(), compile_kwargs={'literal_binds': True}))
-    (document,), = backend.execute(
-        'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' + sql.replace('%', '%%'))
+    connection = backend.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) '
+                       + statement['sql'], benchdb.arguments(statement))
+        (document,), = cursor.fetchall()
+        connection.rollback()
+    finally:
+        connection.close()
     plan = document[0]
     # A node's buffer counts include its children's.
     top = plan['Plan']
@@ -245,51 +263,58 @@ def measure(args, backend, client):
     reserveapi.
     """
     from reserveapi import reservations
-    from reserveapi.db import matching
-    from reserveapi.matcher import filters
-    from reserveapi.matcher import spec as spec_mod
+    from tools.bench import api_statements
 
     timings = measure_candidates(args, backend, client)
     request_spec = benchload.SPECS['baremetal'][1]
-    spec = spec_mod.parse_request_spec(request_spec)
-    context = filters.MatchContext(project_id=None, exact_match=False,
-                                   candidate_nodes=None)
-    node_filter = reservations._prefilter(spec, context)
-
-    def first_batch():
-        return next(matching.candidate_batches(node_filter, 20,
-                                               first_batch=20))
+    candidate_query = api_statements.reservation_statements(
+        client, request_spec)['reads'][0]
 
     def reserve_and_release():
         reservation, _ = reservations.reserve(
             str(uuid.uuid4()), 'bench-compute-0', None, request_spec)
         reservations.release(reservation.uuid, lambda _reservation: None)
 
-    timings['candidate_query'] = _p50(first_batch, args.repeat, args.warmup)
+    with replaying(backend, [candidate_query]) as first_batch:
+        timings['candidate_query'] = _p50(first_batch, args.repeat,
+                                          args.warmup)
     timings['reserve_and_release'] = _p50(reserve_and_release, args.repeat,
                                           args.warmup)
     if backend.kind == 'postgresql':
-        template, params = matching._parameterized(node_filter)
-        timings['plan'] = explain(
-            backend, matching._candidate_queries(template)[0],
-            dict(params, batch_size=20))
+        timings['plan'] = explain(backend, candidate_query)
     return timings
+
+
+@contextlib.contextmanager
+def replaying(backend, statements):
+    """A call that runs ``statements`` (as api_statements.py records
+    them) in one transaction, every row read, on a DB-API connection
+    open meanwhile: the database's share of what sent them."""
+    connection = backend.connect()
+    cursor = connection.cursor()
+
+    def replay():
+        for statement in statements:
+            if statement['sql'].startswith('BEGIN'):
+                # SQLite's: the session ended a transaction and began
+                # another here.
+                connection.commit()
+            cursor.execute(statement['sql'], benchdb.arguments(statement))
+            if cursor.description:
+                cursor.fetchall()
+        connection.commit()
+
+    try:
+        yield replay
+    finally:
+        connection.close()
 
 
 def measure_candidates(args, backend, client):
     """``POST /v1/candidates`` for CANDIDATES_SPEC, and with an operator
-    Python decides, beside the raw count of the class's free nodes, each
+    Python decides, beside the statements it sent replayed, each
     alternating with the floor so that both see the same machine."""
-    resource_class = 'CUSTOM_BAREMETAL_SILVER'
-    where, params = benchdb._eligible_where(resource_class)
-    floor_sql = backend.sql(benchdb._COUNT_SELECT.format(where=where))
-    connection = backend.connect()
-    cursor = connection.cursor()
-
-    def floor():
-        cursor.execute(floor_sql, params)
-        cursor.fetchall()
-        connection.commit()
+    from tools.bench import api_statements
 
     def ask(request_spec, explain=True):
         def call():
@@ -301,7 +326,10 @@ def measure_candidates(args, backend, client):
     operator = copy.deepcopy(CANDIDATES_SPEC)
     operator['extra_specs']['capabilities:boot_mode'] = '<in> uefi'
     repeat, warmup = args.candidates_repeat, min(args.warmup, 3)
-    try:
+    ask(CANDIDATES_SPEC)()  # statements built, connections open
+    with api_statements.recorded() as sent:
+        ask(CANDIDATES_SPEC)()
+    with replaying(backend, sent) as floor:
         timings = {
             'floor': _p50(floor, repeat, warmup),
             'candidates': _p50(ask(CANDIDATES_SPEC), repeat, warmup),
@@ -309,8 +337,6 @@ def measure_candidates(args, backend, client):
             'counted': _p50(ask(CANDIDATES_SPEC, explain=False), repeat,
                             warmup),
             'floor_after': _p50(floor, repeat, warmup)}
-    finally:
-        connection.close()
     answer = client.post_json('/v1/candidates', {
         'request_spec': CANDIDATES_SPEC, 'project_id': CANDIDATES_PROJECT},
         headers=CANDIDATES_VERSION).json
@@ -411,7 +437,7 @@ def report(results, args):
     """Print the tables; the number of missed targets."""
     missed = 0
     print('\nPOST /v1/candidates (a class, two traits, a capability) beside '
-          'the raw COUNT(*) of the class\'s free nodes, p50 ms, in-process '
+          'its own statements replayed (the floor), p50 ms, in-process '
           '(%d each)' % args.candidates_repeat)
     print('%-22s %9s %9s %9s %10s %12s %6s %10s %6s  %s' % (
         'backend@nodes', 'matches', 'floor', 'answer', 'ratio',

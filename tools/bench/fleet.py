@@ -32,7 +32,7 @@ It reports the API's CPU (``time.process_time`` of this process around
 the calls: the WSGI app and the database driver, not the database
 server) per host periodic and, with a ``--period`` (60 s) periodic, the
 fleet's share of one core; and the summary's SQL alone
-(``db.nodes.get_capacity``) beside the old GROUP BY over every node::
+(``db.nodes.get_capacity``)::
 
     python -m tools.bench.fleet
     python -m tools.bench.fleet --sizes 10000,100000 --old-hosts 2
@@ -59,9 +59,9 @@ SHARDS = 10
 SUMMARY = {'OpenStack-API-Version': 'baremetal-reservation 1.2'}
 # The partition and the reservations the fleet holds: node i is in
 # shard-(i % 10) and, one in ten, held by compute-(i % 100), whose
-# shard it is in.
+# shard it is in. The nodes' derived flags are the product's to set.
 PARTITION_NODES = """
-UPDATE nodes SET shard = 'shard-' || (id %% 10), reserved = (id %% 10 = 0)
+UPDATE nodes SET shard = 'shard-' || (id %% 10)
 WHERE id BETWEEN %(start)s AND %(stop)s
 """
 HOLD_NODES = """
@@ -72,22 +72,6 @@ SELECT md5('r' || id)::uuid::text, md5('i' || id)::uuid::text,
        md5('i' || id)::uuid::text, now()
 FROM nodes WHERE id BETWEEN %(start)s AND %(stop)s AND id %% 10 = 0
 """
-# What GET /v1/capacity ran before 1.2: every node grouped.
-OLD_GROUP_BY = """
-SELECT n.resource_class, count(n.id),
-       sum(CASE WHEN r.id IS NULL AND n.provision_state = 'available'
-                 AND n.power_state IS NOT NULL AND NOT n.maintenance
-                 AND NOT n.retired AND n.instance_uuid IS NULL
-                 AND n.stale_since IS NULL THEN 1 ELSE 0 END),
-       sum(CASE WHEN r.id IS NOT NULL THEN 1 ELSE 0 END),
-       sum(n.memory_mb), sum(n.cpus), sum(n.local_gb),
-       sum(CASE WHEN r.host = 'compute-1' THEN 1 ELSE 0 END)
-FROM nodes n LEFT OUTER JOIN reservations r ON r.active_node_id = n.id
-WHERE NOT n.vanished AND n.resource_class IS NOT NULL
-GROUP BY n.resource_class ORDER BY n.resource_class
-"""
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
@@ -123,10 +107,10 @@ def seed(backend, start, stop):
         for statement in (PARTITION_NODES, HOLD_NODES):
             cursor.execute(statement, {'start': start, 'stop': stop})
         connection.commit()
-        connection.autocommit = True
-        cursor.execute('ANALYZE')
     finally:
         connection.close()
+    candidate_scale.refresh_flags(start, stop)
+    backend.analyze()
 
 
 def _cpu_and_wall(call):
@@ -139,7 +123,7 @@ def _host(index):
     return 'compute-%d' % index, 'shard-%d' % (index % SHARDS)
 
 
-def measure(args, client, backend, size):
+def measure(args, client, size):
     """One size: the fleet's periodics both ways, and the SQL alone."""
     from reserveapi.db import nodes as db_nodes
 
@@ -167,18 +151,6 @@ def measure(args, client, backend, size):
     record['summary_sql'] = benchload.summarize([
         _cpu_and_wall(lambda: db_nodes.get_capacity(
             host, shard, None, labels=True))[1] for _ in range(50)])
-    connection = backend.connect()
-    try:
-        cursor = connection.cursor()
-
-        def old_group_by():
-            cursor.execute(OLD_GROUP_BY)
-            cursor.fetchall()
-
-        record['old_group_by_sql'] = benchload.summarize([
-            _cpu_and_wall(old_group_by)[1] for _ in range(5)])
-    finally:
-        connection.close()
     return record
 
 
@@ -219,7 +191,7 @@ def main(argv=None):
                 seed_s = round(time.perf_counter() - start, 1)
                 print('%d nodes seeded and analyzed (%.1f s); measuring'
                       % (size, seed_s), file=sys.stderr, flush=True)
-                record = measure(args, client, backend, size)
+                record = measure(args, client, size)
                 record.update(seed_s=seed_s, load_before=load_before,
                               load_after=benchload.loadavg())
                 results['sizes'][str(size)] = record
@@ -243,22 +215,21 @@ def report(results, args):
         'nodes', 'way', 'cpu p50', 'cpu mean', 'wall p50', 'fleet core%',
         'SQL p50 ms', 'load before -> after'))
     for size, record in results['sizes'].items():
-        for way, sql in (('ours', 'summary_sql'),
-                         ('old way', 'old_group_by_sql')):
+        for way in ('ours', 'old way'):
             row = record.get('ours' if way == 'ours' else 'old_way')
             if row is None:
                 print('%9s  %-8s %s' % (size, way, 'not measured (above '
                                         '--old-up-to)'))
                 continue
-            print('%9s  %-8s %9.2f %9.2f %9.2f %11.3f  %14.2f  %s -> %s' % (
+            sql = ('%14.2f' % record['summary_sql']['p50_ms']
+                   if way == 'ours' else '')
+            print('%9s  %-8s %9.2f %9.2f %9.2f %11.3f  %14s  %s -> %s' % (
                 size, way, row['cpu']['p50_ms'], row['mean_cpu_ms'],
-                row['wall']['p50_ms'], row['fleet_core_percent'],
-                record[sql]['p50_ms'], record['load_before'][0],
-                record['load_after'][0]))
+                row['wall']['p50_ms'], row['fleet_core_percent'], sql,
+                record['load_before'][0], record['load_after'][0]))
     print('ours: GET /v1/capacity?host&shard at 1.2 (%d calls a size); the '
           'old way: 1.0 capacity and every page of /v1/nodes (%d host%s a '
-          'size). SQL: the summary\'s reads alone; the GROUP BY over every '
-          'node that 1.0 ran before.' % (
+          'size). SQL: the summary\'s reads alone.' % (
               args.hosts * args.rounds, args.old_hosts,
               '' if args.old_hosts == 1 else 's'))
 

@@ -20,7 +20,8 @@ SQLite file, then reports:
   with Placement up (one provider per host), beside its peer: the cycle
   any Placement client goes through for one membership change (GET the
   provider's aggregates and generation, PUT them back changed), timed
-  in the same run over the same keystoneauth adapter;
+  in the same run over a keystoneauth adapter loaded from the same
+  ``[placement]`` options (``peers.clients.load_adapter``);
 * after an outage during which hosts joined and left, how long one
   worker pass takes from Placement coming back to Placement agreeing.
 
@@ -46,6 +47,7 @@ from reserveapi.api import app
 from reserveapi.cmd import worker
 from reserveapi.db import migration
 from reserveapi.mirror import placement as placement_client
+from reserveapi.peers import clients
 from reserveapi_testing import placement as placement_fixture
 
 HEADERS = {'X-Roles': 'admin', 'X-Project-Id': 'bench',
@@ -67,7 +69,9 @@ def _placement_cycles(rp_uuid, aggregate, calls):
     """Milliseconds of ``calls`` read + PUT cycles on one provider,
     adding then removing ``aggregate``: Placement's own cost of a change.
     """
-    adapter = placement_client.PlacementClient()._adapter
+    adapter = clients.load_adapter(
+        conf.CONF, 'placement', service_type='placement',
+        default_microversion=placement_client.PLACEMENT_MICROVERSION)
     path = '/resource_providers/%s/aggregates' % rp_uuid
     cycles = []
     for _ in range(calls):

@@ -192,8 +192,7 @@ def load(side, args, inventory, stack, deadline):
         side.command('reserveapi-manage', 'sync-nodes'),
         _remaining(deadline, args.step_timeout), env=side.env)
     side.record['sync_s'] = usage['wall_s']
-    side.backend.detect_schema()
-    total, eligible = side.backend.count_nodes(benchload.SPECS[args.spec][0])
+    total = run.sync_counts(stdout).get('added', 0)
     if total != args.nodes:
         raise run.StepFailed('%s: sync-nodes loaded %d nodes of %d: %s'
                              % (side.name, total, args.nodes, stdout))
@@ -202,7 +201,7 @@ def load(side, args, inventory, stack, deadline):
     side.record.update(database=side.backend.name,
                        server=side.backend.version,
                        vacuum_analyze_s=round(time.perf_counter() - start, 2),
-                       pool={'nodes': total, 'free_of_that_class': eligible})
+                       pool={'nodes': total})
 
 
 def _remaining(deadline, step_timeout):
@@ -294,10 +293,16 @@ def measure(side, args, number, deadline):
     if rollbacks is not None:
         # The servers are gone: their sessions' statistics are in.
         result['rollbacks'] = _rollbacks(side.backend) - rollbacks
-    concurrent['db_check'] = side.backend.reservation_census()
-    side.backend.clear_reservations()
+    load_after = benchload.loadavg()
+    # The API lists and releases what the round holds, once the
+    # sessions' statistics are in.
+    with benchload.Gunicorn(
+            str(side.config), 1, str(side.workdir / 'gunicorn-release.log'),
+            python=side.python, cwd=str(side.workdir)) as server:
+        concurrent['db_check'] = benchload.release_all(
+            server.address, args.request_timeout)
     result.update(
-        concurrent=concurrent, load=[load_before, benchload.loadavg()],
+        concurrent=concurrent, load=[load_before, load_after],
         post_p50_ms=(single['post'] or {}).get('p50_ms'),
         delete_p50_ms=(single['delete'] or {}).get('p50_ms'),
         reservations_per_s=concurrent['reservations_per_s'],

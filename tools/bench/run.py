@@ -12,7 +12,7 @@
 # under the License.
 
 """Benchmark reservations: sync time, single-client latency, concurrent
-throughput and the raw SQL floor, per database backend.
+throughput and the floor of the API's own SQL, per database backend.
 
 Usage (see tools/bench/README.rst)::
 
@@ -30,12 +30,11 @@ PostgreSQL's in the same run), ANALYZE (unless ``--no-analyze``), then
 1. one client POSTing reservations over HTTP to ``gunicorn -w 1``;
 2. on PostgreSQL and MySQL, ``--threads`` clients against ``gunicorn -w
    2`` (reservations/s, statuses, nodes given twice);
-3. on PostgreSQL and MySQL, the same claim as raw SQL with as many
-   threads (claims/s): the floor;
-4. the same again with the very statements the API sends (captured by
-   api_statements.py): its reads, then its claim: the floor of the
-   API's own database work;
-5. with ``--metrics both``, the single client and (PostgreSQL, MySQL)
+3. on PostgreSQL and MySQL, the floor: as many threads claim with the
+   very statements the API sends (captured by api_statements.py), its
+   reads, then its claim, as raw SQL (claims/s): the API's own
+   database work;
+4. with ``--metrics both``, the single client and (PostgreSQL, MySQL)
    the concurrent clients again, against two servers at once, one with
    ``[metrics] enabled`` off and one on (gunicorn with
    reserveapi.wsgi.gunicorn_config, /metrics scraped every second), the
@@ -73,14 +72,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 GENERATOR = REPO / 'tools' / 'generate_inventory.py'
 
-# Issue 25's targets, at 100,000 nodes: each a ratio to a floor measured
-# in the same run, but for the sync's seconds.
-TARGET_POST_P50_X = 4.0       # x the raw SQL claim p50
-TARGET_POST_P99_X = 10.0      # x the raw SQL claim p50
-TARGET_DELETE_P50_X = 4.0     # x the raw SQL release p50
-TARGET_API_SQL_RATIO = 0.5    # the API's SQL replayed / the raw floor
+# Issue 25's targets, at 100,000 nodes.
 TARGET_VS_API_SQL = 0.9       # concurrent / the API's SQL replayed
-TARGET_FLOOR_RATIO = 0.2      # concurrent / the raw floor
 TARGET_API_CPU_MS = 2.5       # API CPU per concurrent reservation
 TARGET_SYNC_INITIAL_S = 20.0
 TARGET_SYNC_NO_CHANGE_S = 2.0
@@ -155,7 +148,7 @@ def parse_args(argv):
                              'on PostgreSQL with autovacuum off).')
     parser.add_argument('--threads', type=int, default=8,
                         help='Client threads (and SQL connections) of the '
-                             'concurrent and raw SQL phases.')
+                             'concurrent and floor phases.')
     parser.add_argument('--workers', type=int, default=2,
                         help='gunicorn workers of the concurrent phase.')
     parser.add_argument('--worker-class', default='sync',
@@ -169,13 +162,13 @@ def parse_args(argv):
                              'server keeps it open.')
     parser.add_argument('--concurrent-requests', type=int,
                         help='Reservations POSTed, and claims made, by the '
-                             'concurrent and raw SQL phases. Default: '
+                             'concurrent and floor phases. Default: '
                              'nodes/20, between 200 and 2000, well under '
                              'the matching pool.')
     parser.add_argument('--pick-among', type=int, default=10,
-                        help='Raw SQL floor: a claim takes one of the first '
-                             'N free nodes at random, as [matcher] '
-                             'subset_size does.')
+                        help='The floor: a claim takes one of the first N '
+                             'nodes the API\'s read finds, at random, as '
+                             '[matcher] subset_size does.')
     parser.add_argument('--step-timeout', type=float, default=1800,
                         help='Seconds allowed for each step (generate, '
                              'migrate, sync, each measured phase).')
@@ -384,7 +377,6 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
         manage = [script('reserveapi-manage'), '--config-file', str(config)]
         usage, _ = run_step('dbsync upgrade', base + ['upgrade'], timeout)
         record['dbsync_s'] = usage['wall_s']
-        backend.detect_schema()
 
         sync = record['sync'] = {}
         for name, document, expect in sync_steps(nodes, inventory):
@@ -404,10 +396,6 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
             start = time.perf_counter()
             backend.analyze()
             record['analyze_s'] = round(time.perf_counter() - start, 2)
-        total, eligible = backend.count_nodes(resource_class)
-        record['pool'] = {'nodes': total, 'spec_resource_class':
-                          resource_class, 'free_of_that_class': eligible}
-
         log('  single client: %d POSTs (+%d warm-up), gunicorn -w 1'
             % (args.requests, args.warmup))
         with benchload.Gunicorn(str(config), 1,
@@ -415,20 +403,17 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                                 worker_class=args.worker_class,
                                 threads=args.worker_threads,
                                 settings=settings) as server:
+            eligible = benchload.free_of_class(
+                server.address, resource_class, args.request_timeout)
+            record['pool'] = {'nodes': nodes, 'spec_resource_class':
+                              resource_class, 'free_of_that_class': eligible}
             with Phase(record, 'single', server):
                 record['single'] = benchload.single_client(
                     server.address, request_spec, args.requests,
                     args.warmup, args.delete, time.monotonic() + timeout,
                     args.request_timeout, args.keep_alive)
-
-        if not args.delete:
-            backend.clear_reservations()
-        log('  raw SQL, one connection: %d claims and releases'
-            % args.requests)
-        with Phase(record, 'raw_single'):
-            record['raw_single'] = benchload.raw_sql_single(
-                backend, resource_class, args.requests, args.warmup,
-                args.pick_among, time.monotonic() + timeout)
+            if not args.delete:
+                benchload.release_all(server.address, args.request_timeout)
 
         if kind not in benchdb.CONCURRENT_BACKENDS:
             if args.metrics == 'both':
@@ -440,7 +425,6 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
             log('  NOTE: %d concurrent requests for %d free nodes of the '
                 'class: the matching pool may run dry (409s)'
                 % (args.concurrent_requests, eligible))
-        backend.clear_reservations()
         log('  concurrent: %d POSTs, %d threads, gunicorn -w %d'
             % (args.concurrent_requests, args.threads, args.workers))
         with benchload.Gunicorn(
@@ -459,28 +443,17 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                     server.address, request_spec, args.concurrent_requests,
                     args.threads, time.monotonic() + timeout,
                     args.request_timeout, args.keep_alive)
+            census = benchload.release_all(server.address,
+                                           args.request_timeout)
         created = concurrent['statuses'].get('201', 0)
         if created:
             concurrent['api_cpu_ms_per_reservation'] = round(
                 1000 * phase.record['api_cpu_s'] / created, 2)
         concurrent['workers'] = args.workers
-        census = backend.reservation_census()
         concurrent['db_check'] = census
         concurrent['db_matches_responses'] = (
-            census['live_reservations']
-            == concurrent['statuses'].get('201', 0))
+            census['live_reservations'] == created)
         record['concurrent'] = concurrent
-
-        backend.clear_reservations()
-        log('  raw SQL floor: %d claims, %d threads'
-            % (args.concurrent_requests, args.threads))
-        with Phase(record, 'raw_sql'):
-            raw = benchload.raw_sql_floor(
-                backend, resource_class, args.concurrent_requests,
-                args.threads, args.pick_among, time.monotonic() + timeout)
-        raw['db_check'] = backend.reservation_census()
-        record['raw_sql'] = raw
-        backend.clear_reservations()
 
         log('  the API\'s SQL replayed: %d claims, %d threads'
             % (args.concurrent_requests, args.threads))
@@ -490,14 +463,17 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
              '--config-file', str(config), '--spec', args.spec], timeout)
         api_query = json.loads(captured)
         record['api_statements'] = api_query
-        with Phase(record, 'raw_sql_api'):
-            raw = benchload.raw_sql_floor(
-                backend, resource_class, args.concurrent_requests,
-                args.threads, args.pick_among, time.monotonic() + timeout,
-                api_query)
-        raw['db_check'] = backend.reservation_census()
-        record['raw_sql_api'] = raw
-        backend.clear_reservations()
+        with Phase(record, 'api_sql'):
+            floor = benchload.api_sql_floor(
+                backend, api_query, args.concurrent_requests, args.threads,
+                args.pick_among, time.monotonic() + timeout)
+        # The API lists and releases what the replay claimed.
+        with benchload.Gunicorn(str(config), 1,
+                                str(workdir / ('gunicorn-%s-release.log'
+                                               % kind))) as server:
+            floor['db_check'] = benchload.release_all(server.address,
+                                                      args.request_timeout)
+        record['api_sql'] = floor
         if args.metrics == 'both':
             record['metrics_cost'] = metrics_cost(
                 kind, args, workdir, backend, inventory['original'],
@@ -534,7 +510,6 @@ def metrics_cost(kind, args, workdir, backend, inventory, request_spec,
             % (number + 1, ', concurrent' if concurrent else ''))
         measured = _metrics_round(args, workdir, kind, configs, request_spec,
                                   concurrent, timeout)
-        backend.clear_reservations()
         for mode in MODES:
             rounds[mode].append(measured[mode])
     figures = {'post_p50_ms': lambda one: one['single']['post']['p50_ms']}
@@ -589,6 +564,8 @@ def _metrics_round(args, workdir, kind, configs, request_spec, concurrent,
                 thread.join()
             for mode in MODES:
                 measured[mode]['concurrent'] = halves[mode]
+            benchload.release_all(servers['off'].address,
+                                  args.request_timeout)
     measured['on']['scrapes'] = dict(scraper.statuses)
     return measured
 
@@ -647,24 +624,6 @@ def verdicts(label, record, reference=None):
         targets['post_p50_vs_reference'] = (
             'PASS' if ratio <= TARGET_POST_P50_VS_REFERENCE else 'FAIL')
     single = record.get('single')
-    raw_single = record.get('raw_single')
-    if single and raw_single:
-        judged = kind in LATENCY_TARGET_BACKENDS
-        claim_p50 = raw_single['claim']['p50_ms']
-        release_p50 = raw_single['release']['p50_ms']
-        for name, measured, floor, limit in (
-                ('single_p50', (single['post'] or {}).get('p50_ms'),
-                 claim_p50, TARGET_POST_P50_X),
-                ('single_p99', (single['post'] or {}).get('p99_ms'),
-                 claim_p50, TARGET_POST_P99_X),
-                ('delete_p50', (single['delete'] or {}).get('p50_ms'),
-                 release_p50, TARGET_DELETE_P50_X)):
-            if measured is None or not floor:
-                continue
-            ratio = measured / floor
-            record.setdefault('ratios', {})[name] = round(ratio, 2)
-            targets[name] = (None if not judged
-                             else 'PASS' if ratio <= limit else 'FAIL')
     if single:
         if not single['completed']:
             problems.append('%s single client: stopped by --step-timeout'
@@ -679,7 +638,6 @@ def verdicts(label, record, reference=None):
             problems.append('%s single client: unexpected answers %s'
                             % (kind, bad))
     concurrent = record.get('concurrent')
-    raw = record.get('raw_sql')
     if concurrent:
         if not concurrent['completed']:
             problems.append('%s concurrent: stopped by --step-timeout'
@@ -700,33 +658,23 @@ def verdicts(label, record, reference=None):
             notes.append('%s concurrent: %d requests got 409 (pool too '
                             'small, or too many lost races)'
                             % (kind, statuses['409']))
-    for name, floor in (('raw SQL', raw),
-                        ("the API's SQL replayed",
-                         record.get('raw_sql_api'))):
-        if not floor:
-            continue
+    floor = record.get('api_sql')
+    if floor:
         if not floor['completed'] or floor['pool_empty']:
-            problems.append('%s %s: incomplete (%d claims, %d found no '
-                            'free node)' % (kind, name, floor['claimed'],
-                                            floor['pool_empty']))
+            problems.append("%s the API's SQL replayed: incomplete (%d "
+                            'claims, %d found no free node)' % (
+                                kind, floor['claimed'], floor['pool_empty']))
         if (floor['nodes_claimed_twice']
                 or floor['db_check']['nodes_held_twice']):
-            problems.append('%s %s: a node was claimed twice' % (kind, name))
-    api_floor = record.get('raw_sql_api')
+            problems.append("%s the API's SQL replayed: a node was claimed "
+                            'twice' % kind)
     judged = kind in THROUGHPUT_TARGET_BACKENDS
-    for name, numerator, denominator, limit in (
-            ('api_sql_vs_floor', api_floor, raw, TARGET_API_SQL_RATIO),
-            ('concurrent_vs_api_floor', concurrent, api_floor,
-             TARGET_VS_API_SQL),
-            ('concurrent_vs_floor', concurrent, raw, TARGET_FLOOR_RATIO)):
-        if not (numerator and denominator and denominator['claims_per_s']):
-            continue
-        ratio = (numerator.get('reservations_per_s')
-                 or numerator.get('claims_per_s')) / denominator[
-                     'claims_per_s']
-        record[name] = round(ratio, 3)
-        targets[name] = (None if not judged
-                         else 'PASS' if ratio >= limit else 'FAIL')
+    if concurrent and floor and floor['claims_per_s']:
+        ratio = concurrent['reservations_per_s'] / floor['claims_per_s']
+        record['concurrent_vs_api_floor'] = round(ratio, 3)
+        targets['concurrent_vs_api_floor'] = (
+            None if not judged
+            else 'PASS' if ratio >= TARGET_VS_API_SQL else 'FAIL')
     cpu = (concurrent or {}).get('api_cpu_ms_per_reservation')
     if cpu is not None:
         targets['api_cpu'] = (None if not judged else 'PASS'
@@ -855,8 +803,6 @@ def table(results):
             if r.get('kind') == 'mysql' else '')
     row('POST p50 (ms), 1 client', '', lambda r: _cell(
         r['single']['post']['p50_ms']))
-    row('  x raw claim p50', '<= %g' % TARGET_POST_P50_X, lambda r: _cell(
-        r['ratios']['single_p50'], verdict(r, 'single_p50'), digits=2))
     if len(sizes) > 1:
         row('  / at the reference size', '<= %g'
             % TARGET_POST_P50_VS_REFERENCE,
@@ -865,20 +811,10 @@ def table(results):
             if 'post_p50_vs_reference' in r.get('ratios', {}) else '')
     row('POST p99 (ms), 1 client', '', lambda r: _cell(
         r['single']['post']['p99_ms']))
-    row('  x raw claim p50', '<= %g' % TARGET_POST_P99_X, lambda r: _cell(
-        r['ratios']['single_p99'], verdict(r, 'single_p99'), digits=2))
     row('POST mean / max (ms)', '', lambda r: '%.1f / %.1f' % (
         r['single']['post']['mean_ms'], r['single']['post']['max_ms']))
-    row('  floor: raw SQL claim p50/p99', '', lambda r: '%.1f / %.1f' % (
-        r['raw_single']['claim']['p50_ms'],
-        r['raw_single']['claim']['p99_ms']))
     row('DELETE p50 (ms)', '', lambda r: _cell(
         r['single']['delete']['p50_ms']))
-    row('  floor: raw SQL release p50', '', lambda r: _cell(
-        r['raw_single']['release']['p50_ms']))
-    row('  x raw release p50', '<= %g' % TARGET_DELETE_P50_X,
-        lambda r: _cell(r['ratios']['delete_p50'], verdict(r, 'delete_p50'),
-                        digits=2))
     row('1-client statuses', '', lambda r: _statuses(
         r['single']['post_statuses']))
     row('  API CPU s / worker peak MB', '', lambda r: '%.1f / %s' % (
@@ -899,20 +835,11 @@ def table(results):
                         verdict(r, 'api_cpu'), digits=2))
     row('  worker peak RSS (MB)', '', lambda r: rss(r, 'concurrent'))
     row('  load 1 min before -> after', '', lambda r: load(r, 'concurrent'))
-    row('raw SQL floor claims/s', '', lambda r: _cell(
-        r['raw_sql']['claims_per_s']))
-    row('  lost races retried', '', lambda r: str(
-        r['raw_sql']['conflicts_retried']))
-    row('  load 1 min before -> after', '', lambda r: load(r, 'raw_sql'))
-    row('concurrent / floor', '>= %.2f' % TARGET_FLOOR_RATIO,
-        lambda r: _cell(r['concurrent_vs_floor'],
-                        verdict(r, 'concurrent_vs_floor'), digits=2))
     row("the API's SQL replayed (claims/s)", '', lambda r: _cell(
-        r['raw_sql_api']['claims_per_s']))
-    row('  / raw SQL floor', '>= %.2f' % TARGET_API_SQL_RATIO,
-        lambda r: _cell(r['api_sql_vs_floor'], verdict(r, 'api_sql_vs_floor'),
-                        digits=2))
-    row('  load 1 min before -> after', '', lambda r: load(r, 'raw_sql_api'))
+        r['api_sql']['claims_per_s']))
+    row('  lost races retried', '', lambda r: str(
+        r['api_sql']['conflicts_retried']))
+    row('  load 1 min before -> after', '', lambda r: load(r, 'api_sql'))
     row("concurrent / the API's SQL", '>= %.2f' % TARGET_VS_API_SQL,
         lambda r: _cell(r['concurrent_vs_api_floor'],
                         verdict(r, 'concurrent_vs_api_floor'), digits=2))
@@ -992,12 +919,7 @@ def main(argv=None):
             'platform': platform.platform(), 'cpus': os.cpu_count(),
             'load_at_start': loadavg(),
         },
-        'targets': {'single_p50_x_raw_claim_p50': TARGET_POST_P50_X,
-                    'single_p99_x_raw_claim_p50': TARGET_POST_P99_X,
-                    'delete_p50_x_raw_release_p50': TARGET_DELETE_P50_X,
-                    'api_sql_vs_floor': TARGET_API_SQL_RATIO,
-                    'concurrent_vs_api_floor': TARGET_VS_API_SQL,
-                    'concurrent_vs_floor': TARGET_FLOOR_RATIO,
+        'targets': {'concurrent_vs_api_floor': TARGET_VS_API_SQL,
                     'api_cpu_ms_per_reservation': TARGET_API_CPU_MS,
                     'sync_initial_s': TARGET_SYNC_INITIAL_S,
                     'sync_no_change_s': TARGET_SYNC_NO_CHANGE_S,
