@@ -38,7 +38,6 @@ from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import ironic
 from reserveapi.inventory import lifecycle
 from reserveapi.matcher import filters
-from reserveapi.matcher import operators
 from reserveapi.matcher import selection
 from reserveapi.matcher import spec as spec_mod
 from reserveapi.mirror import nova as nova_peer
@@ -198,35 +197,7 @@ def _existing_for(instance_uuid, host):
 
 def _prefilter(spec, context):
     """The part of the spec SQL can check: a superset of the matches."""
-    memory = spec.memory_mb if spec.check_memory else None
-    cpus = spec.vcpus if spec.check_vcpus else None
-    capability_in = []
-    capability_true = []
-    for requirement in spec.capabilities:
-        if requirement.key == 'cpu_arch':
-            continue  # also read from the node's column; Python decides
-        if requirement.op is None:
-            capability_in.append((requirement.key, (requirement.text,)))
-        elif requirement.op in (operators.OR, 's=='):
-            capability_in.append((requirement.key, requirement.operands))
-        elif requirement.op == operators.ANY_CASE_TRUE:
-            capability_true.append(requirement.key)
-    return db_matching.NodeFilter(
-        resource_class=spec.resource_class,
-        cpu_arch=spec.cpu_arch,
-        min_memory_mb=None if context.exact_match else memory,
-        exact_memory_mb=memory if context.exact_match else None,
-        min_cpus=None if context.exact_match else cpus,
-        exact_cpus=cpus if context.exact_match else None,
-        min_local_gb=spec.disk_gb if spec.check_disk else None,
-        required_traits=spec.required_traits,
-        forbidden_traits=spec.forbidden_traits,
-        capability_in=tuple(capability_in),
-        capability_true=tuple(capability_true),
-        project_id=context.project_id,
-        candidates=context.candidate_nodes,
-        conductor_group=context.conductor_group,
-        shard=context.shard)
+    return db_matching.NodeFilter(filters.asked(spec, context))
 
 
 def _best_candidates(spec, context, node_filter):
@@ -515,8 +486,7 @@ def get_capacity(host=None, shard=None, conductor_group=None,
 
 CANDIDATES_SHOWN = 10
 """Nodes a candidates answer names unless asked for another number."""
-_CAPABILITIES = next(criterion for criterion in filters.CRITERIA
-                     if criterion.name == 'capabilities')
+_CAPABILITIES = filters.BY_NAME['capabilities']
 
 
 @dataclasses.dataclass(frozen=True)

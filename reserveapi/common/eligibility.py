@@ -10,33 +10,36 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What makes a node eligible for, and a match of, a request: every
-criterion declared once, in the order the matcher checks them.
+"""What makes a node eligible for a request: every criterion of the
+node's own state declared once, in the order the matcher checks them,
+before what the request asks.
 
 Everything else follows from this table: the matcher's Python checks
 (``matcher/filters.py``), the words of a refusal
 (``matcher/selection.py``), the SQL that narrows and counts
 (``db/matching.py``), the stored ``schedulable`` flag that leads the
 best-fit index and that the capacity counters count from
-(``db/nodes.py``), and the re-check of Ironic's answer to a claim
-(``inventory/ironic.py``).
+(``db/nodes.py``), the re-check in a reservation's INSERT
+(``db/reservations.py``) and the re-check of Ironic's answer to a
+claim (``inventory/ironic.py``).
 
 Where SQL decides a criterion (``sql``):
 
 ``NODE``
-  a rule over the node's own row; its SQL clause and its Python check
-  are both derived from the row's ``rule``.
+  the row's ``rule`` over the node's own row.
 ``RESERVATION``
   whether the node has a live reservation.
-``REQUEST``
-  what the request asks, narrowed in SQL from its ``NodeFilter`` when
-  it asks it; the Python check is the matcher's own.
 
-No criterion is left to Python alone, and SQL decides every one exactly
-but ``capabilities``, which it only narrows (``sql_exact`` false): there
-the matcher's Python check decides.
+The Python check of each is derived from its ``rule``.
+
+What a request asks (its resource class, traits, capabilities ...) is
+declared beside the matcher's checks, in ``matcher/filters.py``: only
+the matcher reads a request spec. Each such criterion says what it asks
+SQL to narrow by, its values as ``Param``; ``db/matching.py`` holds its
+clause under the same name.
 """
 
+import dataclasses
 import operator
 import typing
 
@@ -44,7 +47,6 @@ from reserveapi.common import states
 
 NODE = 'node'
 RESERVATION = 'reservation'
-REQUEST = 'request'
 
 # How a NodeRule tests its field. Unset is None, or '' where the
 # inventory gives an empty text (it stores it as NULL).
@@ -70,23 +72,29 @@ class NodeRule(typing.NamedTuple):
 
 class Criterion(typing.NamedTuple):
     """One criterion: ``phrase`` is how a refusal counts the nodes it
-    eliminated (``%s`` the trait or capability); ``stored_flag``, that
-    it is part of the stored ``schedulable`` flag, and so of the
-    capacity counters; ``after_claim``, that Ironic's answer to a claim
-    is checked against it again.
+    eliminated; ``stored_flag``, that it is part of the stored
+    ``schedulable`` flag, and so of the capacity counters;
+    ``after_claim``, that Ironic's answer to a claim is checked against
+    it again; ``universe``, that every count (a refusal's total, the
+    capacity) is over the nodes passing it, a node failing it counted
+    nowhere rather than as eliminated.
     """
 
     name: str
     description: str
     phrase: str
     sql: str
-    rule: NodeRule | None = None
-    sql_exact: bool = True
+    rule: NodeRule
     stored_flag: bool = False
     after_claim: bool = False
+    universe: bool = False
 
 
 CRITERIA = (
+    Criterion('vanished', 'still in the inventory',
+              'vanished from the inventory', NODE,
+              NodeRule('vanished', FALSE, 'vanished from the inventory'),
+              stored_flag=True, universe=True),
     Criterion('provision_state', "provision_state is 'available'",
               'not available', NODE,
               NodeRule('provision_state', EQUALS, 'provision state is %s',
@@ -116,48 +124,30 @@ CRITERIA = (
                        'for a sync to read it again'),
               stored_flag=True),
     # Stored as a flag of its own, ``reserved``, which every reservation
-    # change keeps.
-    Criterion('reserved', 'no live reservation', 'reserved', RESERVATION),
-    Criterion('candidate_nodes', 'uuid or name in candidate_nodes, when '
-                                 'given',
-              'not in candidate_nodes', REQUEST),
-    Criterion('partition', 'in the conductor group and shard requested, '
-                           'when given',
-              'in another partition', REQUEST),
-    Criterion('owner', "owner or lessee is the request's project, when "
-                       "either is set",
-              "not the project's", REQUEST),
-    Criterion('resource_class', 'normalized resource class is the '
-                                'requested custom class',
-              'wrong resource class', REQUEST),
-    Criterion('cpu_arch', "canonical cpu_arch is the image's",
-              'wrong cpu_arch', REQUEST),
-    Criterion('memory_mb', 'enough memory (exactly, with exact_match)',
-              'wrong memory size', REQUEST),
-    Criterion('cpus', 'enough cpus (exactly, with exact_match)',
-              'wrong cpu count', REQUEST),
-    Criterion('local_gb', 'local_gb >= root + ephemeral + swap',
-              'too little disk', REQUEST),
-    Criterion('required_traits', 'has every required trait',
-              'lack trait %s', REQUEST),
-    Criterion('forbidden_traits', 'has no forbidden trait',
-              'have forbidden trait %s', REQUEST),
-    # SQL narrows by exact values (plain, s==, <or>) and by the bare
-    # names of the legacy list (true in any case); the other operators,
-    # and the cpu_arch capability read from the node's column, only
-    # Python decides.
-    Criterion('capabilities', 'capabilities satisfy every capability '
-                              'requirement',
-              'fail capability %s', REQUEST, sql_exact=False),
+    # change keeps; SQL that decides eligibility reads the reservation.
+    Criterion('reserved', 'no live reservation', 'reserved', RESERVATION,
+              NodeRule('reserved', FALSE, 'has a live reservation')),
 )
 BY_NAME = {criterion.name: criterion for criterion in CRITERIA}
 STORED_FLAG = tuple(criterion.name for criterion in CRITERIA
                     if criterion.stored_flag)
-"""The criteria the stored ``schedulable`` flag stands for, with the
-node not vanished."""
+"""The criteria the stored ``schedulable`` flag stands for."""
 AFTER_CLAIM = tuple(criterion.rule for criterion in CRITERIA
                     if criterion.after_claim)
 """The rules Ironic's answer to a claim must pass, in this order."""
+UNIVERSE = tuple(criterion for criterion in CRITERIA if criterion.universe)
+"""The criteria of a node still in the inventory: what every count is
+over."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """A value a request asks of SQL, which binds it as a parameter: two
+    requests that ask alike but for their Params share one statement.
+    What surrounds it in what a criterion asks (how many values, exact
+    or at least) is the statement's shape."""
+
+    value: object
 
 
 def passes(rule):

@@ -13,14 +13,15 @@
 """The summary counters: what a set of nodes counts in them, and bulk
 writes that count their nodes by statement instead of by row.
 
-Triggers keep the counters (migration 0007), whatever code path writes a
-node. On MariaDB/MySQL they can only be row triggers: an upsert per
-counter table per node, five to twenty times a bulk change's own cost (a
-sync of 100,000 changed nodes: 126 s against 20 s without them). On
-PostgreSQL they are statement triggers, set-based, cheap for a sync's
-10,000-row statements; but each statement's trigger joins its rows with
-the whole of ``node_traits``, so many small statements (a refresh of a
-million flags, 1,000 at a time) cost minutes.
+Triggers keep the counters (db/summary.py declares what they count),
+whatever code path writes a node. On MariaDB/MySQL they can only be row
+triggers: an upsert per counter table per node, five to twenty times a
+bulk change's own cost (a sync of 100,000 changed nodes: 126 s against
+20 s without them). On PostgreSQL they are statement triggers,
+set-based, cheap for a sync's 10,000-row statements; but each
+statement's trigger joins its rows with the whole of ``node_traits``, so
+many small statements (a refresh of a million flags, 1,000 at a time)
+cost minutes.
 
 Those bulk writes run ``counted_by_statement``: in their transaction,
 with the nodes locked, what the nodes count is read, the rows are
@@ -53,22 +54,13 @@ from sqlalchemy.dialects import sqlite
 from reserveapi.db import base
 from reserveapi.db import documents
 from reserveapi.db import models
-
-BULK_VARIABLE = '@reserveapi_counted_by_statement'
-"""Set (to 1) on a MariaDB/MySQL connection while its bulk write counts
-its nodes itself: the row triggers of migration 0012 then add nothing."""
-
-BULK_SETTING = 'reserveapi.counted_by_statement'
-"""Set (to 1, for the transaction) on a PostgreSQL connection while its
-bulk write counts its nodes itself: the triggers of migration 0013 then
-add nothing."""
+from reserveapi.db import summary
 
 ROWS_PER_STATEMENT = 1000
 """Counter rows written per statement."""
 
-TABLES = tuple(sorted((models.CapacityCounter.__table__,
-                      models.CpuArchCounter.__table__,
-                      models.FreeTraitCounter.__table__),
+TABLES = tuple(sorted((models.Base.metadata.tables[counter.table]
+                      for counter in summary.COUNTERS),
                      key=lambda table: table.name))
 """The counter tables, in the order writers lock them."""
 
@@ -83,9 +75,8 @@ ID_CHUNK = 10000
 
 
 def _partition(node):
-    return (sa.func.coalesce(node.shard, '').label('shard'),
-            sa.func.coalesce(node.conductor_group, '').label(
-                'conductor_group'))
+    return tuple(sa.func.coalesce(getattr(node, column), '').label(column)
+                 for column in summary.PARTITION)
 
 
 def _slot(node):
@@ -120,49 +111,30 @@ def _of_nodes(node_ids):
 def contributions(node_ids=None, sign=1):
     """(counter table, a SELECT of its keys then its values): what the
     nodes ``node_ids`` (None: every node) count in each counter table,
-    times ``sign``, as migration 0007's triggers count them. Ordered by
-    key, so that writers lock counter rows in one order.
+    times ``sign``, as summary.COUNTERS declares it and the triggers
+    count it. Ordered by key, so that writers lock counter rows in one
+    order.
     """
     node, trait = models.Node, models.NodeTrait
-
-    def total(value):
-        return (sign * value).label(value.name)
-
-    def count_if(condition, name):
-        return total(sa.func.sum(sa.case((condition, 1), else_=0))
-                     .label(name))
-
-    def only(query):
+    # Still in the inventory: what a ``live`` counter asks of its nodes.
+    live = sa.and_(*models.in_universe(node))
+    found = []
+    for counter in summary.COUNTERS:
+        key = (trait.trait if counter.key == summary.TRAIT
+               else getattr(node, counter.key))
+        keys = _partition(node) + (key.label(counter.key), _slot(node))
+        query = sa.select(*keys, *[
+            (sign * summary.value(declared, node)).label(name)
+            for name, declared in counter.values.items()])
+        if counter.key == summary.TRAIT:
+            query = query.join(trait, trait.node_id == node.id)
+        query = query.where(*([live] if counter.live else []),
+                            *summary.clauses(counter.terms, node))
         if node_ids is not None:
             query = query.where(*_of_nodes(node_ids))
-        return query
-
-    free = sa.and_(node.schedulable, sa.not_(node.reserved))
-    capacity_keys = _partition(node) + (
-        node.resource_class.label('resource_class'), _slot(node))
-    arch_keys = _partition(node) + (node.cpu_arch.label('cpu_arch'),
-                                    _slot(node))
-    trait_keys = _partition(node) + (trait.trait.label('trait'),
-                                     _slot(node))
-    return [
-        (models.CapacityCounter.__table__, only(sa.select(
-            *capacity_keys, total(sa.func.count().label('total')),
-            count_if(free, 'available'),
-            count_if(node.reserved, 'reserved'),
-            total(sa.func.sum(node.memory_mb).label('memory_mb')),
-            total(sa.func.sum(node.cpus).label('vcpus')),
-            total(sa.func.sum(node.local_gb).label('local_gb')))
-            .where(sa.not_(node.vanished), node.resource_class.is_not(None)))
-         .group_by(*capacity_keys).order_by(*capacity_keys)),
-        (models.CpuArchCounter.__table__, only(sa.select(
-            *arch_keys, total(sa.func.count().label('node_count')))
-            .where(sa.not_(node.vanished), node.cpu_arch.is_not(None)))
-         .group_by(*arch_keys).order_by(*arch_keys)),
-        (models.FreeTraitCounter.__table__, only(sa.select(
-            *trait_keys, total(sa.func.count().label('node_count')))
-            .join(trait, trait.node_id == node.id).where(free))
-         .group_by(*trait_keys).order_by(*trait_keys)),
-    ]
+        found.append((models.Base.metadata.tables[counter.table],
+                      query.group_by(*keys).order_by(*keys)))
+    return found
 
 
 _INSERTS = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert,
@@ -311,10 +283,10 @@ def _stand_aside(session, on):
     """Tell the triggers on this connection to stand aside, or not."""
     if session.get_bind().dialect.name == 'mysql':
         session.execute(sa.text('SET %s = %s' % (
-            BULK_VARIABLE, '1' if on else 'NULL')))
+            summary.BULK_VARIABLE, '1' if on else 'NULL')))
     else:
         session.execute(sa.select(sa.func.set_config(
-            BULK_SETTING, '1' if on else '', True)))
+            summary.BULK_SETTING, '1' if on else '', True)))
 
 
 _WINDOW = 'reserveapi_counted_by_statement'

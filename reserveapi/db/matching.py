@@ -18,12 +18,14 @@ The eligibility clauses are derived from common/eligibility.py, as the
 matcher's checks are; they are also what the derived ``schedulable``
 flag, a new reservation's re-check and the capacity counts are
 computed from, so that no two places can disagree on what an eligible
-node is.
+node is. What a request asks is narrowed by REQUEST_CLAUSES, one entry
+per request criterion of matcher/filters.py, under its name.
 """
 
 import collections
 import dataclasses
 import functools
+import typing
 
 import sqlalchemy as sa
 
@@ -32,32 +34,20 @@ from reserveapi.db import base
 from reserveapi.db import models
 from reserveapi.db import node_texts
 from reserveapi.db import records
+from reserveapi.db import summary
 
 
 @dataclasses.dataclass(frozen=True)
 class NodeFilter:
-    """What SQL can decide about a node before Python looks at it.
+    """What SQL can decide about a node before Python looks at it:
+    ``asked``, ``(criterion name, what it asks)`` pairs in the matcher's
+    order (matcher/filters.asked), each narrowed by its REQUEST_CLAUSES.
 
-    Every field narrows; None or empty means "no constraint". Matching
-    re-checks every rule in Python, so this must only ever drop nodes
-    that Python would drop too.
+    Matching re-checks every rule in Python, so this must only ever drop
+    nodes that Python would drop too.
     """
 
-    resource_class: str | None = None
-    cpu_arch: str | None = None
-    min_memory_mb: int | None = None
-    min_cpus: int | None = None
-    min_local_gb: int | None = None
-    exact_memory_mb: int | None = None
-    exact_cpus: int | None = None
-    required_traits: frozenset = frozenset()
-    forbidden_traits: frozenset = frozenset()
-    capability_in: tuple = ()        # ((key, (value, ...)), ...)
-    capability_true: tuple = ()      # (key, ...): value is true, any case
-    project_id: str | None = None
-    candidates: frozenset | None = None
-    conductor_group: str | None = None   # '' is Ironic's default group
-    shard: str | None = None
+    asked: tuple = ()
 
 
 # The order candidates are read in: smallest first, which is best fit
@@ -78,30 +68,18 @@ def has_live_reservation():
     return sa.exists().where(live_reservation_join())
 
 
-_NODE_TESTS = {
-    eligibility.EQUALS: lambda column, rule: column == rule.value,
-    eligibility.IS_SET: lambda column, rule: column.is_not(None),
-    eligibility.IS_UNSET: lambda column, rule: column.is_(None),
-    eligibility.FALSE: lambda column, rule: sa.not_(column),
-}
-"""Each test of a node-state rule as SQL over the column of its field
-(the inventory stores an empty text as NULL)."""
-
-
 def eligible_clauses():
     """The criteria common/eligibility.py has SQL decide from the node
     alone (its row, its live reservation), each a (criterion name,
     clause) pair, in the matcher's order."""
-    clauses = []
-    for criterion in eligibility.CRITERIA:
-        if criterion.sql == eligibility.NODE:
-            rule = criterion.rule
-            clauses.append((criterion.name, _NODE_TESTS[rule.test](
-                getattr(models.Node, rule.field), rule)))
-        elif criterion.sql == eligibility.RESERVATION:
-            clauses.append((criterion.name,
-                            sa.not_(has_live_reservation())))
-    return clauses
+    return [(criterion.name, sa.not_(has_live_reservation())
+             if criterion.sql == eligibility.RESERVATION
+             else models.passing(criterion.rule))
+            for criterion in eligibility.CRITERIA]
+
+
+_UNIVERSE = {criterion.name for criterion in eligibility.UNIVERSE}
+"""The criteria every count is over (see tally)."""
 
 
 def free_clauses():
@@ -112,186 +90,204 @@ def free_clauses():
             if eligibility.BY_NAME[name].sql != eligibility.RESERVATION]
 
 
-def _literal(value, encode=None):
-    return encode(value) if encode is not None else value
+def _literal(item, encode=None, expanding=False):
+    return encode(item) if encode is not None else item
 
 
-def filter_clauses(node_filter, value=_literal):
+def filter_clauses(node_filter):
     """(criterion name, clause) pairs, in the matcher's criteria order:
-    the eligibility rules, then what ``node_filter`` asks.
-
-    ``value(item, encode=None)`` turns each value of the filter into what
-    the clause compares with: the value itself (``encode``'d, where the
-    clause compares with an encoding of it), or, for a template (see
-    _parameterized), a bound parameter of that name, whose value
-    _parameterized encoded the same way.
-    """
-    return eligible_clauses() + _request_clauses(node_filter, value)
+    the eligibility rules, then what ``node_filter`` asks."""
+    return eligible_clauses() + _request_clauses(node_filter, _literal)
 
 
 def _request_clauses(node_filter, value):
-    """What ``node_filter`` asks beyond eligibility (see filter_clauses),
-    each clause named after the REQUEST criterion of common/eligibility.py
-    it narrows (``criterion:item`` for one trait or capability)."""
-    node = models.Node
-    f = node_filter
+    """What ``node_filter`` asks beyond eligibility, each clause named
+    after the criterion it narrows (``criterion:item`` for one trait or
+    capability).
+
+    ``value(item, encode=None, expanding=False)`` turns each value asked
+    into what the clause compares with: the value itself (``encode``'d,
+    where the clause compares with an encoding of it), or, in a template
+    (see _parameterized), a bound parameter of that name (a list, if
+    ``expanding``), which _parameterized encodes the same way.
+    """
     clauses = []
-    if f.candidates is not None:
-        names = value(f.candidates)
-        clauses.append(('candidate_nodes',
-                        sa.or_(node.uuid.in_(names), node.name.in_(names))))
-    if f.conductor_group is not None or f.shard is not None:
-        clauses.append(('partition',
-                        sa.and_(*_partition_clauses(f, value))))
-    if f.project_id is not None:
-        project_id = value(f.project_id)
-        clauses.append(('owner', sa.or_(
-            sa.and_(node.owner.is_(None), node.lessee.is_(None)),
-            node.owner == project_id, node.lessee == project_id)))
-    if f.resource_class is not None:
-        clauses.append(('resource_class',
-                        node.resource_class == value(f.resource_class)))
-    if f.cpu_arch is not None:
-        clauses.append(('cpu_arch', node.cpu_arch == value(f.cpu_arch)))
-    clauses.extend(_size_clauses(f, value))
-    clauses.extend(_trait_clauses(f, value))
-    clauses.extend(_capability_clauses(f, value))
+    for name, asked in node_filter.asked:
+        asked = _shaped(asked, lambda param: param.value)
+        for item, clause in REQUEST_CLAUSES[name].clauses(asked, value):
+            clauses.append((name if item is None else '%s:%s' % (name, item),
+                            clause))
     return clauses
 
 
-def _partition_clauses(f, value):
+def _candidate_nodes(names, value):
+    names = value(names, expanding=True)
+    yield None, sa.or_(models.Node.uuid.in_(names),
+                       models.Node.name.in_(names))
+
+
+def _partition(asked, value):
+    yield None, sa.and_(*_partition_clauses(*asked, value))
+
+
+def _partition_clauses(conductor_group, shard, value):
     """Ironic's partitions: the default conductor group ('') is stored
     as NULL, as the inventory normalizes empty strings."""
     node = models.Node
-    if f.conductor_group == '':
+    if conductor_group == '':
         yield node.conductor_group.is_(None)
-    elif f.conductor_group is not None:
-        yield node.conductor_group == value(f.conductor_group)
-    if f.shard is not None:
-        yield node.shard == value(f.shard)
+    elif conductor_group is not None:
+        yield node.conductor_group == value(conductor_group)
+    if shard is not None:
+        yield node.shard == value(shard)
 
 
 def partition_clauses(conductor_group=None, shard=None):
     """The matcher's partition clauses for a query of nodes of its own."""
-    return list(_partition_clauses(
-        NodeFilter(conductor_group=conductor_group, shard=shard), _literal))
+    return list(_partition_clauses(conductor_group, shard, _literal))
 
 
-def _size_clauses(f, value):
+def _owner(project_id, value):
     node = models.Node
-    for name, column, minimum, exact in (
-            ('memory_mb', node.memory_mb, f.min_memory_mb, f.exact_memory_mb),
-            ('cpus', node.cpus, f.min_cpus, f.exact_cpus),
-            ('local_gb', node.local_gb, f.min_local_gb, None)):
-        if exact is not None:
-            yield name, column == value(exact)
-        elif minimum:
-            yield name, column >= value(minimum)
+    project_id = value(project_id)
+    yield None, sa.or_(sa.and_(node.owner.is_(None), node.lessee.is_(None)),
+                       node.owner == project_id, node.lessee == project_id)
 
 
-def _trait_clauses(f, value):
+def _equals(column):
+    def clauses(asked, value):
+        yield None, getattr(models.Node, column) == value(asked)
+    return clauses
+
+
+def _size(column):
+    def clauses(asked, value):
+        need, exact = asked
+        column_of = getattr(models.Node, column)
+        yield None, (column_of == value(need) if exact
+                     else column_of >= value(need))
+    return clauses
+
+
+def _traits(present):
     """Traits, tested in the row's text (see node_texts)."""
-    text = models.Node.traits_text
-    for name in sorted(f.required_traits):
-        yield ('required_traits:' + name,
-               text.like(value(name, node_texts.trait_pattern)))
-    for name in sorted(f.forbidden_traits):
-        yield ('forbidden_traits:' + name,
-               text.not_like(value(name, node_texts.trait_pattern)))
+    def clauses(names, value):
+        text = models.Node.traits_text
+        for name in names:
+            pattern = value(name, node_texts.trait_pattern)
+            yield name, text.like(pattern) if present else text.not_like(
+                pattern)
+    return clauses
 
 
-def _capability_clauses(f, value):
-    """Exact values, tested in the row's text (see node_texts); the
-    any-case ``true`` of a key by a sub-query, which a pattern cannot
-    express."""
+def _capabilities(asked, value):
+    """Exact values, tested in the row's text (see node_texts), their
+    key in each pattern and in the statement's shape; the any-case
+    ``true`` of a key by a sub-query, which a pattern cannot express."""
+    equal, true = asked
     text = models.Node.capabilities_text
-    for key, values in f.capability_in:
+    for key, values in equal:
         encode = functools.partial(node_texts.capability_pattern, key)
-        yield ('capabilities:' + key,
-               sa.or_(*[text.like(value(item, encode)) for item in values]))
+        yield key, sa.or_(*[text.like(value(item, encode))
+                            for item in values])
     capability = models.NodeCapability
-    for key in f.capability_true:
-        yield ('capabilities:' + key, sa.exists().where(
+    for key in true:
+        yield key, sa.exists().where(
             capability.node_id == models.Node.id,
             capability.key == value(key),
-            sa.func.lower(capability.value) == 'true'))
+            sa.func.lower(capability.value) == 'true')
+
+
+class RequestClauses(typing.NamedTuple):
+    """How SQL narrows by a request criterion of matcher/filters.py:
+    ``clauses(asked, value)`` yields ``(item, clause)`` pairs (``item``
+    None, or the trait or capability) from what the criterion asks
+    (see _request_clauses for ``value``); ``exact``, that they decide
+    the criterion, which otherwise they only narrow."""
+
+    clauses: typing.Callable
+    exact: bool = True
+
+
+REQUEST_CLAUSES = {
+    'candidate_nodes': RequestClauses(_candidate_nodes),
+    'partition': RequestClauses(_partition),
+    'owner': RequestClauses(_owner),
+    'resource_class': RequestClauses(_equals('resource_class')),
+    'cpu_arch': RequestClauses(_equals('cpu_arch')),
+    'memory_mb': RequestClauses(_size('memory_mb')),
+    'cpus': RequestClauses(_size('cpus')),
+    'local_gb': RequestClauses(_size('local_gb')),
+    'required_traits': RequestClauses(_traits(present=True)),
+    'forbidden_traits': RequestClauses(_traits(present=False)),
+    # Python decides the other operators, and cpu_arch.
+    'capabilities': RequestClauses(_capabilities, exact=False),
+}
+"""Each request criterion's SQL, under the criterion's name."""
+
+
+def decides(name):
+    """Whether SQL decides the criterion ``name`` (or ``name:item``)
+    exactly, rather than only narrowing by it."""
+    request = REQUEST_CLAUSES.get(name.partition(':')[0])
+    return request is None or request.exact
+
+
+def _shaped(asked, slot):
+    """``asked`` with each eligibility.Param replaced by ``slot(it)``."""
+    if isinstance(asked, eligibility.Param):
+        return slot(asked)
+    if isinstance(asked, tuple):
+        return tuple(_shaped(part, slot) for part in asked)
+    return asked
 
 
 def _parameterized(node_filter):
     """``(template, params)``: ``node_filter`` with each value replaced by
-    the name of a bound parameter, and the values by name.
+    the name of a bound parameter, and the values by name, encoded as the
+    template's statements bind them.
 
     Filters that differ only in their values share a template, so the
     statement built from it serves them all (see _candidate_queries).
     """
-    f = node_filter
-    params = {}
+    values = {}
 
-    def slot(name, value, encode=None):
-        if value is None:
-            return None
-        params[name] = _literal(value, encode)
-        return name
+    def slotted(name, asked):
+        def slot(param):
+            key = '%s_%d' % (name, len(values))
+            values[key] = param.value
+            return key
+        return name, _shaped(asked, slot)
 
-    def slots(prefix, values, encode=None):
-        return [slot('%s_%d' % (prefix, index), item, encode)
-                for index, item in enumerate(values)]
-
-    return NodeFilter(
-        resource_class=slot('resource_class', f.resource_class),
-        cpu_arch=slot('cpu_arch', f.cpu_arch),
-        # A minimum of 0 constrains nothing: no clause, as in filter_clauses.
-        min_memory_mb=slot('min_memory_mb', f.min_memory_mb or None),
-        min_cpus=slot('min_cpus', f.min_cpus or None),
-        min_local_gb=slot('min_local_gb', f.min_local_gb or None),
-        exact_memory_mb=slot('exact_memory_mb', f.exact_memory_mb),
-        exact_cpus=slot('exact_cpus', f.exact_cpus),
-        required_traits=frozenset(slots('required_trait',
-                                        sorted(f.required_traits),
-                                        node_texts.trait_pattern)),
-        forbidden_traits=frozenset(slots('forbidden_trait',
-                                         sorted(f.forbidden_traits),
-                                         node_texts.trait_pattern)),
-        # Each value's pattern holds its key: the key is no parameter.
-        capability_in=tuple(
-            ('capability_in_%d' % index,
-             tuple(slots('capability_in_%d_value' % index, values,
-                         functools.partial(node_texts.capability_pattern,
-                                           key))))
-            for index, (key, values) in enumerate(f.capability_in)),
-        capability_true=tuple(slots('capability_true', f.capability_true)),
-        project_id=slot('project_id', f.project_id),
-        candidates=slot('candidates', (sorted(f.candidates)
-                                       if f.candidates is not None
-                                       else None)),
-        # The default group is a shape of its own (IS NULL), not a value.
-        conductor_group=('' if f.conductor_group == ''
-                         else slot('conductor_group', f.conductor_group)),
-        shard=slot('shard', f.shard),
-    ), params
-
-
-def _bound(name, encode=None):
-    """The bound parameter a template's slot stands for (its value
-    already encoded by _parameterized)."""
-    return sa.bindparam(name, expanding=name == 'candidates')
+    template = NodeFilter(tuple(slotted(name, asked)
+                                for name, asked in node_filter.asked))
+    encoders = _candidate_queries(template)[2]
+    return template, {key: _literal(values[key], encode)
+                      for key, encode in encoders}
 
 
 @functools.lru_cache(maxsize=256)
 def _candidate_queries(template):
-    """The first-batch and next-batch queries for a template, built once:
-    SQLAlchemy then finds their compiled form by a cache key computed
-    once per statement, instead of rebuilding and re-keying the whole
-    expression for every request.
+    """The first-batch and next-batch queries for a template, built once,
+    and how each of its parameters is encoded (``(name, encode)``
+    pairs): SQLAlchemy then finds their compiled form by a cache key
+    computed once per statement, instead of rebuilding and re-keying the
+    whole expression for every request.
     """
+    encoders = []
+
+    def bound(name, encode=None, expanding=False):
+        encoders.append((name, encode))
+        return sa.bindparam(name, expanding=expanding)
+
     node = models.Node
     # Eligibility is the derived flags' alone: the matcher checks every
     # rule again in Python and the reservation's INSERT re-checks them in
     # SQL, while each
     # clause here, the live-reservation anti-join above all, costs the
     # planner time on every request (0.55 -> 0.31 ms at 100,000 nodes).
-    clauses = [node.schedulable == sa.true(), node.reserved == sa.false()] + [
-        clause for _name, clause in _request_clauses(template, _bound)]
+    clauses = summary.clauses(summary.FREE, node) + [
+        clause for _name, clause in _request_clauses(template, bound)]
     order = [getattr(node, column) for column in FIT_ORDER]
     columns = [getattr(node, column) for column in _CANDIDATE_COLUMNS]
     first = sa.select(*columns).where(*clauses).order_by(*order).limit(
@@ -299,7 +295,7 @@ def _candidate_queries(template):
     after = first.where(sa.tuple_(*order) > sa.tuple_(
         *[sa.bindparam('after_' + column, type_=getattr(node, column).type)
           for column in FIT_ORDER]))
-    return first, after
+    return first, after, tuple(encoders)
 
 
 def candidate_batches(node_filter, batch_size, first_batch=None):
@@ -315,7 +311,7 @@ def candidate_batches(node_filter, batch_size, first_batch=None):
     :raises: DBError
     """
     template, params = _parameterized(node_filter)
-    first, after = _candidate_queries(template)
+    first, after, _encoders = _candidate_queries(template)
     query = first
     size = min(first_batch or batch_size, batch_size)
     while True:
@@ -409,12 +405,14 @@ def tally(node_filter, usable_by=None, partitions=False,
     # A live reservation as the candidate query sees it, by the derived
     # flag every reservation change keeps in its own transaction: the
     # anti-join would cost a probe per node, most of the statement's time.
+    # The universe's criteria are no clause of the count: it counts only
+    # the nodes passing them.
     clauses = [(name, models.Node.reserved.is_(False) if name == 'reserved'
-                else clause) for name, clause in filter_clauses(node_filter)]
+                else clause) for name, clause in filter_clauses(node_filter)
+               if name not in _UNIVERSE]
     if explain_class:
         clauses = _class_first(clauses)
-    detailed = next((index for index, (name, _clause) in enumerate(clauses)
-                     if name.startswith('capabilities:')), len(clauses))
+    detailed = _first_narrowing(clauses)
     query, detailing = _tally_query(clauses, detailed, usable_by,
                                     partitions, capabilities, explain)
     result = Tally()
@@ -439,9 +437,15 @@ def _class_first(clauses):
     held = [clause for clause in clauses if clause[0] == 'reserved']
     rest = [clause for clause in clauses
             if clause[0] not in ('resource_class', 'reserved')]
-    at = next((index for index, (name, _clause) in enumerate(rest)
-               if name.startswith('capabilities:')), len(rest))
+    at = _first_narrowing(rest)
     return first + rest[:at] + held + rest[at:]
+
+
+def _first_narrowing(clauses):
+    """The index of the first of ``clauses`` that only narrows its
+    criterion (Python decides it in the end), or len(clauses)."""
+    return next((index for index, (name, _clause) in enumerate(clauses)
+                 if not decides(name)), len(clauses))
 
 
 def _first_miss(clauses, start=0):
@@ -463,10 +467,10 @@ def _tally_query(clauses, detailed, usable_by, partitions, capabilities,
     ``clauses[:detailed]``, what a passing node or a rejecting capability
     needs (``detail`` true)."""
     node = models.Node
-    universe = [node.vanished.is_(False)]
+    universe = models.in_universe()
     if usable_by is not None:
-        universe += [clause for _name, clause in _request_clauses(
-            NodeFilter(project_id=usable_by), _literal)]
+        universe += [clause for _item, clause in _owner(usable_by,
+                                                        _literal)]
     first_miss = _first_miss(clauses).label('first_miss')
     counts = sa.select(first_miss, sa.func.count(), sa.false(),
                        *[sa.null()] * 4).where(*universe).group_by(

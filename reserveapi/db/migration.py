@@ -103,13 +103,6 @@ def migrations():
     return found
 
 
-def script(revision):
-    """The module of migration ``revision``: for a later migration that
-    reads what an earlier one declared (its triggers, to replace or drop
-    them)."""
-    return _scripts().get_revision(revision).module
-
-
 def _current(connection):
     return alembic_migration.MigrationContext.configure(
         connection).get_current_revision()

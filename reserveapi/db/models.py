@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 
+from reserveapi.common import eligibility
 from reserveapi.common import node_fields
 
 TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
@@ -110,6 +111,29 @@ class Node(TimestampMixin, Base):
         'NodeCapability',
         primaryjoin='Node.id == foreign(NodeCapability.node_id)',
         cascade='all, delete-orphan', lazy='selectin')
+
+
+_RULE_TESTS = {
+    eligibility.EQUALS: lambda column, rule: column == rule.value,
+    eligibility.IS_SET: lambda column, rule: column.is_not(None),
+    eligibility.IS_UNSET: lambda column, rule: column.is_(None),
+    eligibility.FALSE: lambda column, rule: sa.not_(column),
+}
+
+
+def passing(rule, node=Node):
+    """The nodes passing ``rule`` (a node-state rule of
+    common/eligibility.py), as SQL over ``node`` (Node or an alias):
+    here, below every module that asks it, so that all ask it alike.
+    The inventory stores an empty text as NULL."""
+    return _RULE_TESTS[rule.test](getattr(node, rule.field), rule)
+
+
+def in_universe(node=Node):
+    """The clauses of the nodes every count is over (eligibility.UNIVERSE:
+    those still in the inventory), over ``node``."""
+    return [passing(criterion.rule, node)
+            for criterion in eligibility.UNIVERSE]
 
 
 class NodeTrait(Base):

@@ -173,13 +173,11 @@ def new_node_schedulable(values):
 
 
 def _schedulable_clauses(but=()):
-    """What the ``schedulable`` flag stands for: not vanished, and the
-    criteria common/eligibility.py stores in it (but those named in
-    ``but``)."""
+    """What the ``schedulable`` flag stands for: the criteria
+    common/eligibility.py stores in it (but those named in ``but``)."""
     clauses = dict(matching.eligible_clauses())
-    return [models.Node.vanished.is_(False)] + [
-        clauses[name] for name in eligibility.STORED_FLAG
-        if name not in but]
+    return [clauses[name] for name in eligibility.STORED_FLAG
+            if name not in but]
 
 
 def mark_stale_by_uuid(session, node_uuid, now):
@@ -348,7 +346,7 @@ def _held_by_host(session, host, shard, conductor_group):
              .join(node, node.id == reservation.active_node_id)
              .where(reservation.host == host,
                     reservation.active_node_id.is_not(None),
-                    node.vanished.is_(False),
+                    *models.in_universe(node),
                     node.resource_class.is_not(None),
                     *matching.partition_clauses(conductor_group, shard))
              .group_by(node.resource_class))

@@ -155,8 +155,7 @@ def _reserve_statements(dialect_name):
         *bound, node_id, node_id, instance_uuid,
         sa.literal(states.RESERVED, columns['state'].type),
         sa.bindparam('new_created_at', type_=columns['created_at'].type),
-    ).where(node.id == node_id, node.vanished.is_(False),
-            *matching.free_clauses())
+    ).where(node.id == node_id, *matching.free_clauses())
     insert = sa.insert(reservation).from_select(list(columns), eligible)
     mark = sa.update(node).where(node.id == node_id).values(
         reserved=True, updated_at=node.updated_at)
@@ -237,36 +236,40 @@ def update_reservation(uuid, expected_state, values):
     return get_reservation(uuid)
 
 
-def _delete(reservation, stale, clear_in_ironic):
+# Ending a reservation: only inventory/lifecycle.py calls the functions
+# below that end one (tests/unit/inventory/test_lifecycle.py insists).
+# ``ending`` is its ``Ending``, which only it builds; that alone says
+# whether the node waits for a sync to read it again (``stale``) and how
+# the claim in Ironic is asked to be cleared (``clear_in_ironic``, an
+# inventory.ClearRequest), in the transaction that ends the reservation.
+
+def _delete(reservation, ending):
     """One indexed DELETE and one UPDATE of the node's derived flag,
-    which a reservation's node never changes, so the record tells which;
-    with ``stale`` the node waits for a sync to read it again, with
-    ``clear_in_ironic`` (an inventory.ClearRequest) its claim in Ironic
-    is asked to be cleared, in the same transaction.
+    which a reservation's node never changes, so the record tells which.
     """
     with base.writer() as session:
-        _delete_in(session, reservation, stale, clear_in_ironic)
+        _delete_in(session, reservation, ending)
 
 
-def _delete_in(session, reservation, stale, clear_in_ironic):
+def _delete_in(session, reservation, ending):
     deleted = session.connection().execute(
         _delete_by_uuid_statement(),
         {'reservation_uuid': reservation.uuid}).rowcount
     if not deleted:
         raise exception.ReservationNotFound(reservation=reservation.uuid)
     nodes.clear_reserved_flag(session, reservation.node_id)
-    _leave_node(session, reservation, stale, clear_in_ironic)
+    _leave_node(session, reservation, ending)
 
 
-def _leave_node(session, reservation, stale, clear_in_ironic):
-    """What a release does beyond the flag (see _delete)."""
+def _leave_node(session, reservation, ending):
+    """What a release does beyond the flag, as ``ending`` says."""
     now = timeutils.utcnow()
-    if stale:
+    if ending.stale:
         nodes.mark_stale(session, [reservation.node_id], now)
-    if clear_in_ironic is not None:
+    if ending.clear_in_ironic is not None:
         inventory.add_ironic_release(session, reservation.node_uuid,
                                      reservation.instance_uuid, now,
-                                     clear_in_ironic)
+                                     ending.clear_in_ironic)
 
 
 @functools.cache
@@ -298,23 +301,21 @@ def _release_statement():
     ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 
-# A duplicate: the release row of ``clear_in_ironic`` inserted by another
-# process at once (inventory.add_ironic_release); the retry finds it.
+# A duplicate: the release row of ``ending.clear_in_ironic`` inserted by
+# another process at once (inventory.add_ironic_release); the retry finds
+# it.
 @base.retrying(duplicates=True)
-def delete_reservation(reservation, stale=False, clear_in_ironic=None):
-    """Delete ``reservation`` (a ReservationRecord); its node is free as
-    soon as this commits, unless ``stale`` keeps it until a sync reads
-    it again. ``clear_in_ironic`` (an inventory.ClearRequest) asks for
-    its claim in Ironic to be cleared.
+def delete_reservation(reservation, ending):
+    """Delete ``reservation`` (a ReservationRecord), leaving its node and
+    its claim in Ironic as ``ending`` says.
 
     :raises: ReservationNotFound when it is gone already.
     """
-    _delete(reservation, stale, clear_in_ironic)
+    _delete(reservation, ending)
 
 
 @base.retrying(duplicates=True)
-def delete_reservation_by_uuid(uuid, check, stale=False,
-                               clear_in_ironic=None):
+def delete_reservation_by_uuid(uuid, check, ending):
     """Delete the reservation ``uuid`` once ``check`` (called with it as
     read in the same transaction) has not raised, as delete_reservation
     does; returns it.
@@ -326,7 +327,7 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
         if connection.dialect.name != 'postgresql':
             reservation = _select_by_uuid(session.connection(), uuid)
             check(reservation)
-            _delete_in(session, reservation, stale, clear_in_ironic)
+            _delete_in(session, reservation, ending)
             return reservation
         row = connection.execute(_release_statement(),
                                  {'reservation_uuid': uuid}).first()
@@ -334,12 +335,12 @@ def delete_reservation_by_uuid(uuid, check, stale=False,
             raise exception.ReservationNotFound(reservation=uuid)
         reservation = _record(row)
         check(reservation)  # what it raises rolls the delete back
-        _leave_node(session, reservation, stale, clear_in_ironic)
+        _leave_node(session, reservation, ending)
     return reservation
 
 
 @base.retrying(persistent=True)
-def undo_reservation(reservation, stale=False, clear_in_ironic=None):
+def undo_reservation(reservation, ending):
     """Take back ``reservation`` (a ReservationRecord), as
     ``delete_reservation`` does, after its claim in Ironic failed: it
     must go, or it would hold a node nobody claimed, so the database is
@@ -350,17 +351,17 @@ def undo_reservation(reservation, stale=False, clear_in_ironic=None):
         database stays unusable.
     """
     try:
-        _delete(reservation, stale, clear_in_ironic)
+        _delete(reservation, ending)
     except exception.ReservationNotFound:
         return False
     return True
 
 
 @base.retrying(duplicates=True)
-def expire_reservations(older_than, stale=False, clear_in_ironic=None):
-    """End every ``reserved`` reservation created before ``older_than``;
-    returns them, as they now are (``expired``). ``stale`` and
-    ``clear_in_ironic`` as for ``delete_reservation``.
+def expire_reservations(older_than, ending):
+    """End every ``reserved`` reservation created before ``older_than``,
+    leaving their nodes and claims as ``ending`` says; returns them, as
+    they now are (``expired``).
 
     The UPDATE re-checks the state, so concurrent workers never expire one
     twice and a reservation confirmed meanwhile (now ``active``) is left
@@ -390,13 +391,13 @@ def expire_reservations(older_than, stale=False, clear_in_ironic=None):
             models.Reservation.id.in_([row.id for row in rows])))]
         node_ids = [row.node_id for row in rows]
         nodes.refresh_flags(session, node_ids)
-        if stale:
+        if ending.stale:
             nodes.mark_stale(session, node_ids, now)
-        if clear_in_ironic is not None:
+        if ending.clear_in_ironic is not None:
             for row in rows:
                 inventory.add_ironic_release(session, row.uuid,
                                              row.instance_uuid, now,
-                                             clear_in_ironic)
+                                             ending.clear_in_ironic)
     return expired
 
 

@@ -23,7 +23,10 @@ that claim's release row (``ironic_releases``) is made here:
   contradicted by Ironic (``end_contradicted``, ``reclaim``).
 
 What a failure of Ironic while claiming does to the reservation, to its
-node and to the claim is declared once, in ``FAILURES``.
+node and to the claim is declared once, in ``FAILURES``. A reservation
+ends only with an ``Ending`` built here, from a row of that table or
+from the source that released it: the database's ending functions take
+nothing else to decide how its node and its claim are left.
 ``inventory.claims`` makes the claims and clears them; it decides
 nothing.
 
@@ -39,6 +42,7 @@ whose reservation was found live, and a request written meanwhile keeps
 it (its generation).
 """
 
+import dataclasses
 import enum
 import functools
 import typing
@@ -138,7 +142,34 @@ FAILURES = {
     Kind.INTERRUPTED:
         Failure(KEEP_IF_KNOWN, stale=True, clear=LATER, next_node=False),
 }
-"""What each Kind of failure does; the one place that says it."""
+"""What each Kind of failure does, whoever meets it (a request, a retried
+request, the worker's repair); the one place that says it."""
+
+_BUILT_HERE = object()
+"""What an Ending is built with; held by this module alone."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Ending:
+    """How a reservation's end leaves its node and its claim in Ironic:
+    all the database's ending functions are told of it. Built only here
+    (anywhere else it raises TypeError), so that no caller ends a
+    reservation with settings of its own, such as a node freed while
+    Ironic may still be cleaning it, or a claim left behind in Ironic.
+    """
+
+    stale: bool
+    """The node is offered again only after a sync has read it again."""
+    clear_in_ironic: db_inventory.ClearRequest | None
+    """How our claim in Ironic is asked to be cleared, in the
+    transaction that ends the reservation; None: nothing of ours is on
+    the node."""
+    built_by: dataclasses.InitVar[object]
+
+    def __post_init__(self, built_by):
+        if built_by is not _BUILT_HERE:
+            raise TypeError('Only inventory.lifecycle builds an Ending: end '
+                            'a reservation through its functions.')
 
 
 def kind_of(error):
@@ -208,7 +239,7 @@ def claim_again(source, reservation, info):
         ClaimBeingCleared also when another process is clearing (or
         claiming) this very claim: nothing was sent.
     """
-    return _claim_known(source, reservation, info, stale=False,
+    return _claim_known(source, reservation, info,
                         settles=_tries_next_node,
                         announce=_refused(reservation))
 
@@ -216,16 +247,16 @@ def claim_again(source, reservation, info):
 def reclaim(source, reservation):
     """The worker's repair of a ``reserved`` reservation whose node
     Ironic shows free: claimed again; if Ironic will not have it, the
-    reservation is ended (its host gets 404 and reserves again) and its
-    node left for a sync. Another process on the same instance (its
-    host's own request, most likely) leaves it for the next pass.
+    reservation is ended as FAILURES says (its host gets 404 and
+    reserves again). Another process on the same instance (its host's
+    own request, most likely) leaves it for the next pass.
 
     :raises: the failures FAILURES keeps the reservation for: it stays,
         for the next pass.
     """
     try:
         held = _claim_known(
-            source, reservation, {}, stale=True, settles=_ended,
+            source, reservation, {}, settles=_ended,
             announce=lambda error: _log_ended(
                 reservation, 'Ironic refused to claim it again: %s' % error))
     except exception.ClaimBeingCleared as error:
@@ -238,11 +269,11 @@ def reclaim(source, reservation):
                     reservation.instance_uuid)
 
 
-def _claim_known(source, reservation, info, stale, settles, announce):
+def _claim_known(source, reservation, info, settles, announce):
     """Claim again, under a release row of its own (``claims.guard``),
     the node of ``reservation``, which others know and may end
-    meanwhile; as ``_after_failure`` for ``stale``, ``settles`` and
-    ``announce``. Whether it is held; False when it is gone.
+    meanwhile; as ``_after_failure`` for ``settles`` and ``announce``.
+    Whether it is held; False when it is gone.
     """
     guard = claims.guard(reservation.node_uuid, reservation.instance_uuid)
     try:
@@ -251,8 +282,7 @@ def _claim_known(source, reservation, info, stale, settles, announce):
                          reservation.instance_uuid, info)
     except BaseException as error:  # a stopping process too (INTERRUPTED)
         if not _after_failure(source, reservation, error, guard=guard,
-                              stale=stale, settles=settles,
-                              announce=announce):
+                              settles=settles, announce=announce):
             raise
         return False
     if not _still_live(source, reservation):
@@ -262,10 +292,10 @@ def _claim_known(source, reservation, info, stale, settles, announce):
 
 
 def _after_failure(source, reservation, error, settles, announce,
-                   guard=None, stale=False):
+                   guard=None):
     """Do what FAILURES says of ``error``, raised while claiming the node
     of ``reservation``: a new reservation, or, under ``guard``, one
-    others know. ``stale`` leaves the node stale whatever the failure.
+    others know. The row alone decides how the reservation ends.
 
     Whether the caller is done with the failure (``settles(failure)``),
     rather than raising it; if so and the reservation was ended here,
@@ -278,8 +308,7 @@ def _after_failure(source, reservation, error, settles, announce,
         guard.postpone(error)
     ends = guard is None or failure.reservation is END
     settled = settles(failure)
-    if ends and _end(reservation, failure.stale or stale,
-                     failure.clear) and settled:
+    if ends and _end(reservation, failure) and settled:
         announce(error)
     if failure.clear is NOW:
         claims.clear_quietly(source, reservation.node_uuid,
@@ -289,11 +318,18 @@ def _after_failure(source, reservation, error, settles, announce,
     return settled
 
 
-def _end(reservation, stale, clear):
-    """Take back ``reservation`` after a failure; whether it was still
-    there to take back."""
-    return db_reservations.undo_reservation(
-        reservation, stale=stale, clear_in_ironic=_CLEAR_REQUESTS[clear]())
+def _end(reservation, failure):
+    """Take back ``reservation`` as ``failure`` (a row of FAILURES) says;
+    whether it was still there to take back."""
+    return db_reservations.undo_reservation(reservation,
+                                            _ending_after(failure))
+
+
+def _ending_after(failure):
+    """The Ending of a reservation that ``failure`` (a row of FAILURES)
+    ends: the row's, and nothing else."""
+    return Ending(failure.stale, _CLEAR_REQUESTS[failure.clear](),
+                  _BUILT_HERE)
 
 
 _CLEAR_REQUESTS = {
@@ -343,13 +379,13 @@ def release(uuid, check, announce):
     """End the reservation ``uuid`` once ``check`` accepts it (called with
     the reservation as read in the transaction that deletes it; what it
     raises deletes nothing); ``announce(reservation)`` once that is
-    committed. See ``_leaving`` for its node and its claim.
+    committed. See ``_ending_of_release`` for its node and its claim.
 
     :raises: ReservationNotFound; what ``check`` raises.
     """
     source = claiming_source()
     reservation = db_reservations.delete_reservation_by_uuid(
-        uuid, check, **_leaving(source, claims.clear_now()))
+        uuid, check, _ending_of_release(source, claims.clear_now()))
     announce(reservation)
     _clear_released(source, reservation)
 
@@ -362,7 +398,7 @@ def release_record(reservation, announce):
     """
     source = claiming_source()
     db_reservations.delete_reservation(
-        reservation, **_leaving(source, claims.clear_now()))
+        reservation, _ending_of_release(source, claims.clear_now()))
     announce(reservation)
     _clear_released(source, reservation)
 
@@ -373,26 +409,28 @@ def expire(older_than):
 
     :raises: DBError
     """
-    return db_reservations.expire_reservations(
-        older_than, **_leaving(claiming_source(), claims.clear_later()))
+    ending = _ending_of_release(claiming_source(), claims.clear_later())
+    return db_reservations.expire_reservations(older_than, ending)
 
 
 def end_contradicted(reservation, reason):
     """End ``reservation``, which Ironic contradicts (``reason``, in
-    words), its node left for a sync; nothing of ours to clear."""
-    if _end(reservation, stale=True, clear=NEVER):
+    words: its node gone, or another instance on it) as a node Ironic
+    refuses (FAILURES): its node left for a sync, nothing of ours to
+    clear."""
+    if _end(reservation, FAILURES[Kind.REFUSED]):
         _log_ended(reservation, reason)
 
 
-def _leaving(source, clear_request):
-    """How ending a reservation leaves its node: free at once, or, with a
-    source whose released nodes are stale, once a sync reads it again
-    (it may be cleaning); and with ``source`` (claims in Ironic) its
-    claim asked to be cleared, as ``clear_request`` says, in the same
-    transaction: Ironic unreachable changes nothing here."""
-    return {'stale': sources.configured().released_nodes_stale,
-            'clear_in_ironic': clear_request if source is not None
-            else None}
+def _ending_of_release(source, clear_request):
+    """The Ending of a release or an expiry: its node free at once, or,
+    with a source whose released nodes are stale, once a sync reads it
+    again (it may be cleaning); and with ``source`` (claims in Ironic)
+    its claim asked to be cleared, as ``clear_request`` says, in the
+    same transaction: Ironic unreachable changes nothing here."""
+    return Ending(sources.configured().released_nodes_stale,
+                  clear_request if source is not None else None,
+                  _BUILT_HERE)
 
 
 def _clear_released(source, reservation):

@@ -12,9 +12,12 @@
 
 """Pure predicates deciding whether one node can serve a request spec.
 
-The criteria, their order and the node-state rules are declared in
-``common/eligibility.py``, from which the SQL layer derives its clauses
-too; here each gets its check, and these checks decide every candidate.
+The criteria of the node's own state are declared in
+``common/eligibility.py``, each check here generated from its rule. The
+criteria of the request are declared here, one row each (REQUEST): its
+check, the phrase of a refusal, and what it asks SQL to narrow by,
+whose clause ``db/matching.py`` holds under the same name. These checks
+decide every candidate.
 """
 
 import dataclasses
@@ -22,6 +25,7 @@ import typing
 
 from reserveapi.common import eligibility
 from reserveapi.common import validators
+from reserveapi.matcher import operators
 from reserveapi.matcher import spec as spec_mod
 
 
@@ -50,11 +54,20 @@ class MatchContext:
 
 
 class Criterion(typing.NamedTuple):
-    """One matching rule: ``check`` returns a Miss, or None if it holds."""
+    """One matching rule: ``check(spec, node, context)`` returns a Miss,
+    or None if it holds; ``phrase`` is how a refusal counts the nodes it
+    eliminated (``%s`` the trait or capability). ``asks(spec, context)``
+    is what a request asks SQL to narrow by, None when it asks nothing:
+    its values are eligibility.Params, and what surrounds them (tuples,
+    '', True or False) is the shape of the SQL that db/matching.py
+    builds for the criterion of this name.
+    """
 
     name: str
-    check: typing.Callable
     description: str
+    phrase: str
+    check: typing.Callable
+    asks: typing.Callable | None = None
 
 
 class Miss(typing.NamedTuple):
@@ -76,9 +89,14 @@ def node_capabilities(node):
     return stats
 
 
-def _reserved(spec, node, context):
-    if node.reserved:
-        return Miss('has a live reservation')
+def _param(value):
+    """``value`` as SQL binds it; None asks nothing."""
+    return None if value is None else eligibility.Param(value)
+
+
+def _params(values):
+    """``values`` in order, each as SQL binds it; none asks nothing."""
+    return tuple(eligibility.Param(value) for value in sorted(values)) or None
 
 
 def _candidate_nodes(spec, node, context):
@@ -87,12 +105,28 @@ def _candidate_nodes(spec, node, context):
         return Miss('not in candidate_nodes')
 
 
+def _candidate_nodes_asked(spec, context):
+    # One value, a list: an empty one matches no node.
+    candidates = context.candidate_nodes
+    return (None if candidates is None
+            else eligibility.Param(tuple(sorted(candidates))))
+
+
 def _partition(spec, node, context):
     group, shard = context.conductor_group, context.shard
     if ((group is not None and (node.conductor_group or '') != group)
             or (shard is not None and node.shard != shard)):
         return Miss('in conductor group %r, shard %r'
                     % (node.conductor_group or '', node.shard))
+
+
+def _partition_asked(spec, context):
+    """``(conductor group, shard)``, each None when not asked; Ironic's
+    default group, '', is a shape of its own (NULL), not a value."""
+    group, shard = context.conductor_group, context.shard
+    if group is None and shard is None:
+        return None
+    return (group if group == '' else _param(group)), _param(shard)
 
 
 def _owner(spec, node, context):
@@ -134,6 +168,13 @@ def _size(label, have, need, exact):
         return None
     return Miss('has %d %s, needs %s%d'
                 % (have, label, 'exactly ' if exact else '', need))
+
+
+def _size_asked(checked, need, exact):
+    """``(need, exact)``; a minimum of 0 asks nothing."""
+    if not checked or not (need or exact):
+        return None
+    return eligibility.Param(need), exact
 
 
 def _memory_mb(spec, node, context):
@@ -178,6 +219,26 @@ def _capabilities(spec, node, context):
                         requirement.key)
 
 
+def _capabilities_asked(spec, context):
+    """``(((key, values), ...), keys)``: the values a capability must
+    equal (plain, s==, <or>), and the bare names of the legacy list
+    (true in any case). Only the check decides the other operators, and
+    cpu_arch, which it also reads from the node's column."""
+    equal, true = [], []
+    for requirement in spec.capabilities:
+        if requirement.key == 'cpu_arch':
+            continue
+        if requirement.op is None:
+            equal.append((requirement.key, (
+                eligibility.Param(requirement.text),)))
+        elif requirement.op in (operators.OR, 's=='):
+            equal.append((requirement.key, tuple(
+                eligibility.Param(value) for value in requirement.operands)))
+        elif requirement.op == operators.ANY_CASE_TRUE:
+            true.append(eligibility.Param(requirement.key))
+    return (tuple(equal), tuple(true)) if equal or true else None
+
+
 def _rule_check(rule):
     """The check of a node-state rule of the declaration."""
     field, passes = rule.field, eligibility.passes(rule)
@@ -189,50 +250,68 @@ def _rule_check(rule):
     return check
 
 
-# The checks of the criteria that are not node-state rules, by name.
-_CHECKS = {
-    'reserved': _reserved,
-    'candidate_nodes': _candidate_nodes,
-    'partition': _partition,
-    'owner': _owner,
-    'resource_class': _resource_class,
-    'cpu_arch': _cpu_arch,
-    'memory_mb': _memory_mb,
-    'cpus': _cpus,
-    'local_gb': _local_gb,
-    'required_traits': _required_traits,
-    'forbidden_traits': _forbidden_traits,
-    'capabilities': _capabilities,
-}
+REQUEST = (
+    Criterion('candidate_nodes',
+              'uuid or name in candidate_nodes, when given',
+              'not in candidate_nodes', _candidate_nodes,
+              _candidate_nodes_asked),
+    Criterion('partition',
+              'in the conductor group and shard requested, when given',
+              'in another partition', _partition, _partition_asked),
+    Criterion('owner',
+              "owner or lessee is the request's project, when either is "
+              "set",
+              "not the project's", _owner,
+              lambda spec, context: _param(context.project_id)),
+    Criterion('resource_class',
+              'normalized resource class is the requested custom class',
+              'wrong resource class', _resource_class,
+              lambda spec, context: _param(spec.resource_class)),
+    # The inventory stores the canonical name: SQL compares it as it is.
+    Criterion('cpu_arch', "canonical cpu_arch is the image's",
+              'wrong cpu_arch', _cpu_arch,
+              lambda spec, context: _param(spec.cpu_arch)),
+    Criterion('memory_mb', 'enough memory (exactly, with exact_match)',
+              'wrong memory size', _memory_mb,
+              lambda spec, context: _size_asked(
+                  spec.check_memory, spec.memory_mb, context.exact_match)),
+    Criterion('cpus', 'enough cpus (exactly, with exact_match)',
+              'wrong cpu count', _cpus,
+              lambda spec, context: _size_asked(
+                  spec.check_vcpus, spec.vcpus, context.exact_match)),
+    Criterion('local_gb', 'local_gb >= root + ephemeral + swap',
+              'too little disk', _local_gb,
+              lambda spec, context: _size_asked(
+                  spec.check_disk, spec.disk_gb, False)),
+    Criterion('required_traits', 'has every required trait',
+              'lack trait %s', _required_traits,
+              lambda spec, context: _params(spec.required_traits)),
+    Criterion('forbidden_traits', 'has no forbidden trait',
+              'have forbidden trait %s', _forbidden_traits,
+              lambda spec, context: _params(spec.forbidden_traits)),
+    Criterion('capabilities',
+              'capabilities satisfy every capability requirement',
+              'fail capability %s', _capabilities, _capabilities_asked),
+)
+"""What a request asks, in the order the matcher checks it, after the
+node's state."""
+CRITERIA = tuple(
+    Criterion(criterion.name, criterion.description, criterion.phrase,
+              _rule_check(criterion.rule))
+    for criterion in eligibility.CRITERIA) + REQUEST
+"""Every criterion, in the order the matcher checks them."""
+BY_NAME = {criterion.name: criterion for criterion in CRITERIA}
 
 
-def criteria(declared, checks):
-    """The ``declared`` criteria, in their order, each with its check: a
-    node-state rule's generated, the others' from ``checks`` by name.
-
-    :raises: ValueError naming each criterion without a check, check of
-        no criterion and rule with a check of its own.
-    """
-    names = {criterion.name for criterion in declared}
-    ruled = {criterion.name for criterion in declared if criterion.rule}
-    problems = [
-        '%s: %s' % (problem, ', '.join(sorted(found)))
-        for problem, found in (
-            ('no check', names - ruled - set(checks)),
-            ('no criterion declared', set(checks) - names),
-            ('a rule and a check', ruled & set(checks)))
-        if found]
-    if problems:
-        raise ValueError('The matcher disagrees with common/eligibility.py: '
-                         + '; '.join(problems))
-    return tuple(
-        Criterion(criterion.name, _rule_check(criterion.rule)
-                  if criterion.rule else checks[criterion.name],
-                  criterion.description)
-        for criterion in declared)
-
-
-CRITERIA = criteria(eligibility.CRITERIA, _CHECKS)
+def asked(spec, context):
+    """What the request asks SQL to narrow by: ``(criterion name, what
+    it asks)`` for each criterion that asks something, in order."""
+    found = []
+    for criterion in REQUEST:
+        asking = criterion.asks(spec, context)
+        if asking is not None:
+            found.append((criterion.name, asking))
+    return tuple(found)
 
 
 def first_miss(spec, node, context):

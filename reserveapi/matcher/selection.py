@@ -26,7 +26,7 @@ CAPABILITY_VALUES_SHOWN = 5
 # Criteria in the order the matcher applies them: ties of a refusal's
 # counts, and the order of candidates' exclusions.
 _ORDER = {criterion.name: index
-          for index, criterion in enumerate(eligibility.CRITERIA)}
+          for index, criterion in enumerate(filters.CRITERIA)}
 
 
 def waste(spec, node):
@@ -199,7 +199,7 @@ def _phrase(key):
     its declared phrase, with the trait or capability; a name not
     declared as it is."""
     name, item = _split(key)
-    criterion = eligibility.BY_NAME.get(name)
+    criterion = filters.BY_NAME.get(name)
     return (eligibility.worded(criterion.phrase, item)
             if criterion is not None else name)
 

@@ -40,6 +40,7 @@ from reserveapi.db import reservations as db_reservations
 from reserveapi.inventory import claims
 from reserveapi.inventory import ironic
 from reserveapi.inventory import ironic_reconcile
+from reserveapi.inventory import lifecycle
 from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi_testing import examples
@@ -640,7 +641,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
                 # its way (Ironic was slow to answer).
                 live = db_reservations.get_live_reservation_for_instance(
                     instance_uuid)
-                db_reservations.delete_reservation(live, stale=True)
+                lifecycle.end_contradicted(live, 'the test ended it')
                 ended.append(live)
             return claimed
 

@@ -10,16 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""common/eligibility.py is complete and consistent, and every place
-that decides eligibility follows it: the matcher's checks and phrases,
-the SQL clauses, the stored flag, Ironic's re-check after a claim.
-(tests/functional/db/test_eligibility_parity.py compares Python and SQL
-on the real databases.)"""
+"""The declaration of every criterion is complete and consistent, and
+every place that decides eligibility follows it: the matcher's checks
+and phrases, the SQL clauses, the stored flag, Ironic's re-check after a
+claim. The node's state is declared in common/eligibility.py, what a
+request asks in matcher/filters.py, its SQL under the same names in
+db/matching.py. (tests/functional/db/test_eligibility_parity.py compares
+Python and SQL on the real databases.)"""
 
 import dataclasses
 import datetime
 
 from oslotest import base
+import sqlalchemy as sa
 
 from reserveapi.common import eligibility
 from reserveapi.common import node_fields
@@ -29,28 +32,33 @@ from reserveapi.db import nodes as db_nodes
 from reserveapi.db import records
 from reserveapi.inventory import ironic
 from reserveapi.matcher import filters
+from reserveapi.matcher import spec as spec_mod
 from tests.unit.inventory import test_file
 from tests.unit.matcher import fakes
 
 TESTS = (eligibility.EQUALS, eligibility.IS_SET, eligibility.IS_UNSET,
          eligibility.FALSE)
-# Everything a NodeFilter can ask, both ways a size can be asked.
+_EVERYTHING = {
+    'memory_mb': 1024, 'vcpus': 4, 'root_gb': 20,
+    'extra_specs': {'resources:CUSTOM_GOLD': '1',
+                    'trait:CUSTOM_A': 'required',
+                    'trait:CUSTOM_B': 'forbidden',
+                    'capabilities:boot_mode': 'uefi',
+                    'capabilities:disk_label': '<or> gpt <or> msdos',
+                    'capabilities': 'secure_boot'},
+    'image': {'properties': {'hw_architecture': 'x86_64'}}}
 EVERY_REQUEST = [
-    matching.NodeFilter(
-        resource_class='CUSTOM_GOLD', cpu_arch='x86_64', min_memory_mb=1,
-        min_cpus=1, min_local_gb=1,
-        required_traits=frozenset({'CUSTOM_A'}),
-        forbidden_traits=frozenset({'CUSTOM_B'}),
-        capability_in=(('boot_mode', ('uefi',)),),
-        capability_true=('secure_boot',), project_id='p1',
-        candidates=frozenset({'node-1'}), conductor_group='', shard='s1'),
-    matching.NodeFilter(exact_memory_mb=1, exact_cpus=1,
-                        conductor_group='east'),
+    # Everything a request can ask SQL, both ways a size can be asked.
+    (spec_mod.parse_request_spec(_EVERYTHING), filters.MatchContext(
+        project_id='p1', candidate_nodes=['node-1', 'node-2'],
+        conductor_group='', shard='s1')),
+    (spec_mod.parse_request_spec(_EVERYTHING), filters.MatchContext(
+        exact_match=True, conductor_group='east')),
 ]
 
 
-def _criterion(name):
-    return eligibility.BY_NAME[name]
+def _node_filter(spec, context):
+    return matching.NodeFilter(filters.asked(spec, context))
 
 
 class TestDeclaration(base.BaseTestCase):
@@ -65,21 +73,20 @@ class TestDeclaration(base.BaseTestCase):
             self.assertTrue(criterion.description, criterion.name)
             self.assertTrue(criterion.phrase, criterion.name)
 
-    def test_node_criteria_and_only_they_have_rules(self):
-        kinds = (eligibility.NODE, eligibility.RESERVATION,
-                 eligibility.REQUEST)
+    def test_every_criterion_has_a_rule_over_the_node(self):
         record_fields = {field.name
                          for field in dataclasses.fields(records.NodeRecord)}
         for criterion in eligibility.CRITERIA:
-            self.assertIn(criterion.sql, kinds, criterion.name)
+            self.assertIn(criterion.sql,
+                          (eligibility.NODE, eligibility.RESERVATION),
+                          criterion.name)
             rule = criterion.rule
-            self.assertEqual(criterion.sql == eligibility.NODE,
-                             rule is not None, criterion.name)
-            if rule is not None:
-                self.assertIn(rule.test, TESTS, criterion.name)
-                self.assertIn(rule.field, record_fields, criterion.name)
-                self.assertTrue(hasattr(models.Node, rule.field))
-                self.assertTrue(rule.miss, criterion.name)
+            self.assertIn(rule.test, TESTS, criterion.name)
+            self.assertTrue(rule.field in record_fields or isinstance(
+                getattr(records.NodeRecord, rule.field, None), property),
+                criterion.name)
+            self.assertTrue(hasattr(models.Node, rule.field))
+            self.assertTrue(rule.miss, criterion.name)
 
     def test_stored_and_rechecked_criteria_are_node_rules(self):
         self.assertTrue(eligibility.STORED_FLAG)
@@ -92,11 +99,12 @@ class TestDeclaration(base.BaseTestCase):
                 # Read from the node dict the inventory normalizes.
                 self.assertIn(criterion.rule.field, node_fields.NAMES)
 
-    def test_only_what_sql_narrows_is_inexact(self):
-        self.assertEqual(
-            ['capabilities'], [criterion.name
-                               for criterion in eligibility.CRITERIA
-                               if not criterion.sql_exact])
+    def test_the_universe_is_vanished_first_and_never_eligible(self):
+        self.assertEqual(['vanished'], [criterion.name for criterion
+                                        in eligibility.UNIVERSE])
+        self.assertEqual(eligibility.UNIVERSE, eligibility.CRITERIA[:1])
+        for criterion in eligibility.UNIVERSE:
+            self.assertIn(criterion.name, eligibility.STORED_FLAG)
 
     def test_rule_tests(self):
         def passing(test, value, expected=None):
@@ -117,16 +125,29 @@ class TestDeclaration(base.BaseTestCase):
 
 class TestMatcherFollows(base.BaseTestCase):
 
-    def test_criteria_are_the_declared_in_order(self):
+    def test_the_nodes_state_comes_first_then_the_request(self):
         self.assertEqual(
-            [(criterion.name, criterion.description)
-             for criterion in eligibility.CRITERIA],
-            [(criterion.name, criterion.description)
+            [(criterion.name, criterion.description, criterion.phrase)
+             for criterion in eligibility.CRITERIA + filters.REQUEST],
+            [(criterion.name, criterion.description, criterion.phrase)
              for criterion in filters.CRITERIA])
+        names = [criterion.name for criterion in filters.CRITERIA]
+        self.assertEqual(len(names), len(set(names)))
+
+    def test_every_request_criterion_asks_sql(self):
+        # No criterion is left to Python alone.
+        for criterion in filters.REQUEST:
+            self.assertTrue(callable(criterion.asks), criterion.name)
+        spec, context = EVERY_REQUEST[0]
+        self.assertEqual(
+            [criterion.name for criterion in filters.REQUEST],
+            [name for name, _asked in filters.asked(spec, context)])
 
     def test_node_rules_word_a_miss_as_the_checks_always_did(self):
         since = datetime.datetime(2024, 5, 1, 12, 0)
         for name, changes, detail in (
+                ('vanished', {'vanished': True},
+                 'vanished from the inventory'),
                 ('provision_state', {'provision_state': 'active'},
                  'provision state is active'),
                 ('provision_state', {'provision_state': None},
@@ -139,37 +160,23 @@ class TestMatcherFollows(base.BaseTestCase):
                  'has instance i-1'),
                 ('stale', {'stale_since': since},
                  'released or refused by Ironic since %s; waiting for a '
-                 'sync to read it again' % since)):
+                 'sync to read it again' % since),
+                ('reserved', {'reserved': True}, 'has a live reservation')):
             node = dataclasses.replace(fakes.FakeNode(uuid='u'), **changes)
             self.assertEqual((name, filters.Miss(detail)), filters.first_miss(
                 None, node, filters.MatchContext()))
 
-    def test_a_criterion_without_a_check_fails_loudly(self):
-        checks = dict(filters._CHECKS)
-        del checks['owner']
-        error = self.assertRaises(ValueError, filters.criteria,
-                                  eligibility.CRITERIA, checks)
-        self.assertIn('no check: owner', str(error))
-
-    def test_a_check_without_a_criterion_fails_loudly(self):
-        checks = dict(filters._CHECKS, on_fire=filters._reserved)
-        error = self.assertRaises(ValueError, filters.criteria,
-                                  eligibility.CRITERIA, checks)
-        self.assertIn('no criterion declared: on_fire', str(error))
-
-    def test_a_rule_with_a_check_of_its_own_fails_loudly(self):
-        checks = dict(filters._CHECKS, maintenance=filters._reserved)
-        error = self.assertRaises(ValueError, filters.criteria,
-                                  eligibility.CRITERIA, checks)
-        self.assertIn('a rule and a check: maintenance', str(error))
-
 
 class TestSQLFollows(base.BaseTestCase):
 
-    def test_eligible_clauses_are_the_node_and_reservation_criteria(self):
+    def test_request_clauses_are_the_request_criteria(self):
         self.assertEqual(
-            [criterion.name for criterion in eligibility.CRITERIA
-             if criterion.sql in (eligibility.NODE, eligibility.RESERVATION)],
+            sorted(criterion.name for criterion in filters.REQUEST),
+            sorted(matching.REQUEST_CLAUSES))
+
+    def test_eligible_clauses_are_the_declared_criteria(self):
+        self.assertEqual(
+            [criterion.name for criterion in eligibility.CRITERIA],
             [name for name, _clause in matching.eligible_clauses()])
 
     def test_free_clauses_leave_out_only_the_reservation(self):
@@ -177,33 +184,64 @@ class TestSQLFollows(base.BaseTestCase):
                          len(matching.free_clauses()))
 
     def test_every_request_clause_is_a_declared_request_criterion(self):
-        asked = set()
-        for node_filter in EVERY_REQUEST:
-            clauses = matching.filter_clauses(node_filter)
-            names = [name.partition(':')[0] for name, _clause in clauses]
-            for name in names:
-                self.assertIn(name, eligibility.BY_NAME)
+        order = [criterion.name for criterion in filters.CRITERIA]
+        for spec, context in EVERY_REQUEST:
+            node_filter = _node_filter(spec, context)
+            names = [name.partition(':')[0] for name, _clause
+                     in matching.filter_clauses(node_filter)]
             # In the matcher's order, as tally counts first misses.
-            order = [list(eligibility.BY_NAME).index(name) for name in names]
-            self.assertEqual(sorted(order), order)
-            asked.update(name.partition(':')[0] for name, _clause
-                         in matching._request_clauses(node_filter,
-                                                      matching._literal))
-        request = {criterion.name for criterion in eligibility.CRITERIA
-                   if criterion.sql == eligibility.REQUEST}
-        # Each one SQL narrows, and nothing else.
-        self.assertEqual(request, asked)
+            self.assertEqual(sorted(names, key=order.index), names)
+            self.assertEqual(
+                [criterion.name for criterion in eligibility.CRITERIA]
+                + [name for name, _asked in node_filter.asked],
+                list(dict.fromkeys(names)))
 
-    def test_the_stored_flag_is_the_declared_criteria_and_not_vanished(self):
+    def test_only_capabilities_are_narrowed_but_not_decided(self):
+        self.assertEqual(['capabilities'], [
+            criterion.name for criterion in filters.CRITERIA
+            if not matching.decides(criterion.name)])
+
+    def test_a_template_binds_what_the_literal_clauses_compare_with(self):
+        for spec, context in EVERY_REQUEST:
+            node_filter = _node_filter(spec, context)
+            template, params = matching._parameterized(node_filter)
+            literal = sa.and_(*[clause for _name, clause in
+                                matching._request_clauses(
+                                    node_filter, matching._literal)])
+            bound = sa.and_(*[clause for _name, clause in
+                              matching._request_clauses(
+                                  template, _binding(params))])
+            self.assertEqual(_rendered(literal), _rendered(bound))
+
+    def test_requests_asking_alike_share_a_template(self):
+        spec, context = EVERY_REQUEST[0]
+        other = dataclasses.replace(
+            spec, resource_class='CUSTOM_SILVER', memory_mb=2048,
+            required_traits=frozenset({'CUSTOM_C'}))
+        self.assertEqual(
+            matching._parameterized(_node_filter(spec, context))[0],
+            matching._parameterized(_node_filter(other, context))[0])
+
+    def test_the_stored_flag_is_the_declared_criteria(self):
         clauses = [str(clause) for clause in db_nodes._schedulable_clauses()]
         eligible = {name: str(clause)
                     for name, clause in matching.eligible_clauses()}
         self.assertEqual(
-            [str(models.Node.vanished.is_(False))] + [
-                eligible[name] for name in eligibility.STORED_FLAG],
-            clauses)
+            [eligible[name] for name in eligibility.STORED_FLAG], clauses)
+        self.assertEqual('vanished', eligibility.STORED_FLAG[0])
         self.assertEqual(len(clauses) - 1, len(
             db_nodes._schedulable_clauses(but=('stale',))))
+
+
+def _binding(params):
+    """A template's ``value``: its parameter, bound to its value."""
+    def value(name, encode=None, expanding=False):
+        return sa.bindparam(name, params[name], expanding=expanding)
+    return value
+
+
+def _rendered(clause):
+    return str(clause.compile(compile_kwargs={'literal_binds': True}))
 
 
 class TestIronicFollows(base.BaseTestCase):

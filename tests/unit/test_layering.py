@@ -114,6 +114,7 @@ SQL = ('sqlalchemy', 'alembic', 'oslo_db.api', 'oslo_db.exception',
 # layers before its own.
 DB_LAYERS = (('connection_errors', 'backends', 'sessions'),
              ('models', 'base', 'records', 'node_texts', 'documents'),
+             ('summary',),
              ('matching', 'migration', 'services', 'counters', 'leases'),
              ('nodes', 'mirror', 'healthcheck'),
              ('inventory', 'derived'),
@@ -217,6 +218,18 @@ class TestLayering(base.BaseTestCase):
         self.assertIn('reserveapi/db/matching.py', talkers)
         self.assertEqual([], [path for path in talkers
                               if not path.startswith('reserveapi/db/')])
+
+    def test_migrations_import_only_alembic_and_sqlalchemy(self):
+        """A migration installs the same thing whenever it runs: it
+        reads neither another migration nor the product's code, which
+        change after it is released (triggers it carries as text)."""
+        versions = sorted(
+            (PACKAGE / 'db' / 'migrations' / 'versions').glob('*.py'))
+        self.assertGreater(len(versions), 10)
+        found = ['%s imports %s' % (path.name, name) for path in versions
+                 for name in _imports(path)
+                 if not _matches(name, ('alembic', 'sqlalchemy'))]
+        self.assertEqual([], found)
 
     def test_db_modules_import_only_lower_layers(self):
         rank = {module: index for index, layer in enumerate(DB_LAYERS)

@@ -30,7 +30,7 @@ from reserveapi.common import exception
 from reserveapi.db import backends
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
-from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import lifecycle
 from tests.functional import base
 
 
@@ -93,7 +93,7 @@ class TestSQLiteLock(base.DBTestCase):
         gone = types.SimpleNamespace(
             uuid='f6a9b9c2-8a0e-4b8a-9d8e-4f3c2b1a0e9d', node_id=1)
         self.assertRaises(exception.ReservationNotFound,
-                          db_reservations.delete_reservation, gone)
+                          lifecycle.release_record, gone, self.fail)
 
     @staticmethod
     def _delete_everything():

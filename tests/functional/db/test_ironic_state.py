@@ -28,12 +28,16 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.common import lease
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import models
 from reserveapi.db import node_sync
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import claims
+from reserveapi.inventory import lifecycle
+from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
 
@@ -116,10 +120,19 @@ class TestPages(DBStateTestCase):
         self.assertFalse(self.get('held').vanished)
 
 
+def release(reservation):
+    """End ``reservation`` as a host's release does."""
+    lifecycle.release_record(reservation, lambda record: None)
+
+
 class TestStaleNodes(DBStateTestCase):
+    """Released from the Ironic source (without claims), a node waits
+    for a sync."""
 
     def setUp(self):
         super().setUp()
+        self.config(source='ironic', group='inventory')
+        self.config(claim_nodes=False, group='ironic')
         upsert([node('n1'), node('n2')])
 
     def candidates(self):
@@ -130,7 +143,7 @@ class TestStaleNodes(DBStateTestCase):
         reservation = self.reserve('n1')
         before_release = timeutils.utcnow()
 
-        db_reservations.delete_reservation(reservation, stale=True)
+        release(reservation)
 
         self.assertEqual({'n2'}, self.candidates())
         self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
@@ -145,18 +158,18 @@ class TestStaleNodes(DBStateTestCase):
         # Read as a candidate before it went stale, claimed after.
         candidate = self.get('n1')
         reservation = self.reserve('n1')
-        db_reservations.undo_reservation(reservation, stale=True)
+        lifecycle.end_contradicted(reservation, 'the test ended it')
 
         self.assertRaises(
             exception.NodeAlreadyReserved, db_reservations.create_reservation,
             {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
              'host': 'compute-1', 'project_id': None}, candidate)
-        # Undoing what is already gone is fine, and changes nothing.
-        db_reservations.undo_reservation(reservation)
+        # Ending what is already gone is fine, and changes nothing.
+        lifecycle.end_contradicted(reservation, 'the test ended it')
         self.assertEqual({'n2'}, self.candidates())
 
     def test_a_file_sync_reads_everything_again(self):
-        db_reservations.delete_reservation(self.reserve('n1'), stale=True)
+        release(self.reserve('n1'))
         nodes = [node('n1'), node('n2')]
         node_sync.sync_nodes(lambda: [(nodes, {
             n['uuid']: inventory_sync.fingerprint(n) for n in nodes})])
@@ -212,17 +225,33 @@ class TestSyncState(DBStateTestCase):
 
 
 class TestIronicReleases(DBStateTestCase):
+    """Reservations claiming their nodes in Ironic, ended by this
+    process, which stops before it clears a claim itself (Ironic is
+    never asked here): a worker clears it once its lease lapses."""
 
     LATER = datetime.timedelta(seconds=61)
 
-    def released(self, name='n1', request=None):
-        """A reservation of node ``name`` ended, its claim asked to be
-        cleared as ``request`` says; the (node uuid, instance) pair."""
+    def setUp(self):
+        super().setUp()
+        self.config(source='ironic', group='inventory')
+        self.useFixture(fixtures.MockPatchObject(inventory_sources,
+                                                 'ironic_source'))
+        self.useFixture(fixtures.MockPatchObject(claims, 'clear_quietly'))
+
+    def released(self, name='n1'):
+        """A reservation of node ``name`` released, its claim asked to be
+        cleared by this process; the (node uuid, instance) pair."""
         upsert([node(name)])
         reservation = self.reserve(name)
-        db_reservations.delete_reservation(
-            reservation, stale=True,
-            clear_in_ironic=request or db_inventory.ClearRequest())
+        release(reservation)
+        return reservation.node_uuid, reservation.instance_uuid
+
+    def expired(self, name='n1'):
+        """A reservation of node ``name`` expired, its claim asked to be
+        cleared by a worker at once; the (node uuid, instance) pair."""
+        upsert([node(name)])
+        reservation = self.reserve(name)
+        lifecycle.expire(timeutils.utcnow() + datetime.timedelta(seconds=1))
         return reservation.node_uuid, reservation.instance_uuid
 
     def stale(self, name):
@@ -232,15 +261,14 @@ class TestIronicReleases(DBStateTestCase):
                 models.Node.schedulable).where(
                 models.Node.name == name)).one() == (True, False)
 
-    def test_a_clear_is_asked_with_the_deletion(self):
+    def test_a_clear_is_asked_with_the_end(self):
         upsert([node('n1')])
         instance = str(uuid.uuid4())
-        reservation = self.reserve('n1', instance)
+        self.reserve('n1', instance)
         self.assertTrue(db_inventory.holds_live(node('n1')['uuid'],
                                                 instance))
 
-        db_reservations.delete_reservation(
-            reservation, clear_in_ironic=db_inventory.ClearRequest())
+        lifecycle.expire(timeutils.utcnow() + datetime.timedelta(seconds=1))
 
         self.assertFalse(db_inventory.holds_live(node('n1')['uuid'],
                                                  instance))
@@ -249,7 +277,7 @@ class TestIronicReleases(DBStateTestCase):
                          (due.node_uuid, due.instance_uuid, due.attempts))
 
     def test_a_node_awaiting_its_clear_is_not_offered(self):
-        pair = self.released()
+        pair = self.expired()
         # A sync that reads the node again keeps it out of matching...
         upsert([node('n1')])
         self.assertTrue(self.stale('n1'))
@@ -264,17 +292,16 @@ class TestIronicReleases(DBStateTestCase):
         self.assertFalse(self.stale('n1'))
 
     def test_one_clearer_at_a_time(self):
-        pair = self.released(request=db_inventory.ClearRequest(
-            holder='api1', lease_seconds=60))
+        pair = self.released()
+        ours = lease.holder()
         # Leased to the process that ended the reservation: no worker
         # takes it, no other process clears it.
         self.assertEqual([], db_inventory.due_ironic_releases(10))
         self.assertIsNone(db_inventory.take_ironic_release(*pair, 'w1', 60))
         self.assertFalse(db_inventory.renew_ironic_release(*pair, 'w1', 60))
-        self.assertEqual(0, db_inventory.take_ironic_release(*pair, 'api1',
+        self.assertEqual(0, db_inventory.take_ironic_release(*pair, ours,
                                                              60))
-        self.assertTrue(db_inventory.renew_ironic_release(*pair, 'api1',
-                                                          60))
+        self.assertTrue(db_inventory.renew_ironic_release(*pair, ours, 60))
         # Another's finish is no finish.
         self.assertFalse(db_inventory.finish_ironic_release(*pair, 'w1', 0))
         self.assertEqual(1, db_inventory.count_ironic_releases())
@@ -285,10 +312,10 @@ class TestIronicReleases(DBStateTestCase):
         self.assertEqual(0, db_inventory.take_ironic_release(
             *pair, 'w1', 60, now=later))
         self.assertIsNone(db_inventory.take_ironic_release(
-            *pair, 'api1', 60, now=later))
+            *pair, ours, 60, now=later))
 
     def test_asked_again_meanwhile_is_not_finished(self):
-        pair = self.released()
+        pair = self.expired()
         generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
         db_inventory.request_ironic_release(*pair,
                                             db_inventory.ClearRequest())
@@ -306,7 +333,7 @@ class TestIronicReleases(DBStateTestCase):
         self.assertEqual(0, db_inventory.count_ironic_releases())
 
     def test_postponed_then_finished(self):
-        pair = self.released()
+        pair = self.expired()
         generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
         later = timeutils.utcnow() + datetime.timedelta(minutes=5)
 
@@ -344,14 +371,14 @@ class TestIronicReleases(DBStateTestCase):
         self.assertEqual(0, db_inventory.count_ironic_releases())
 
     def test_a_claim_made_again_waits_for_a_clear_under_way(self):
-        pair = self.released(request=db_inventory.ClearRequest(
-            holder='api1', lease_seconds=60))
+        pair = self.released()
 
         self.assertIsNone(db_inventory.guard_ironic_claim(
             *pair, 'w1', 60, delay=20))
 
         # Nothing written: the clear finishes as it would have.
-        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'api1', 0))
+        self.assertTrue(db_inventory.finish_ironic_release(
+            *pair, lease.holder(), 0))
         self.assertEqual(0, db_inventory.count_ironic_releases())
 
     def test_a_release_while_claiming_again_outlives_the_claim(self):
@@ -361,13 +388,12 @@ class TestIronicReleases(DBStateTestCase):
         generation = db_inventory.guard_ironic_claim(*pair, 'api1', 60,
                                                      delay=20)
 
-        db_reservations.delete_reservation(
-            reservation, stale=True, clear_in_ironic=db_inventory.ClearRequest(
-                holder='api2', lease_seconds=60))
+        release(reservation)
 
         # The release's process cannot clear while the claim is on its
         # way, and the claim's finish leaves the release due at once.
-        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'api2', 60))
+        self.assertIsNone(db_inventory.take_ironic_release(
+            *pair, lease.holder(), 60))
         self.assertFalse(db_inventory.finish_ironic_release(
             *pair, 'api1', generation))
         due, = db_inventory.due_ironic_releases(10)
@@ -398,13 +424,12 @@ class TestIronicReleases(DBStateTestCase):
         finisher.start()
         self.addCleanup(finisher.join)
         self.assertTrue(deleted.wait(10))
-        db_reservations.delete_reservation(
-            reservation, stale=True, clear_in_ironic=db_inventory.ClearRequest(
-                holder='api', lease_seconds=60))
+        release(reservation)
         finisher.join()
 
         self.assertEqual(1, db_inventory.count_ironic_releases())
-        self.assertEqual(0, db_inventory.take_ironic_release(*pair, 'api', 60))
+        self.assertEqual(0, db_inventory.take_ironic_release(
+            *pair, lease.holder(), 60))
 
     def test_expiry_asks_clears_and_stales_nodes(self):
         upsert([node('n1'), node('n2')])
@@ -412,8 +437,7 @@ class TestIronicReleases(DBStateTestCase):
         cutoff = timeutils.utcnow()
         self.reserve('n2')
 
-        expired, = db_reservations.expire_reservations(
-            cutoff, stale=True, clear_in_ironic=db_inventory.ClearRequest())
+        expired, = lifecycle.expire(cutoff)
 
         self.assertEqual((old.uuid, 'expired'), (expired.uuid, expired.state))
         self.assertIsNotNone(expired.expires_at)

@@ -25,6 +25,7 @@ from reserveapi.db import base as db_base
 from reserveapi.db import models
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.inventory import lifecycle
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
 from tests.functional import base
@@ -76,8 +77,9 @@ class TestInstanceRace(base.DBTestCase):
 
 
 class TestRelease(base.DBTestCase):
-    """Releasing a reservation clears its node's derived ``reserved``
-    flag, unless another live reservation holds the node.
+    """Releasing a reservation (through the lifecycle, as every end)
+    clears its node's derived ``reserved`` flag, unless another live
+    reservation holds the node.
     """
 
     scenarios = base.EVERY_BACKEND
@@ -94,6 +96,14 @@ class TestRelease(base.DBTestCase):
              'instance_uuid': instance_uuid, 'project_id': None},
             self.node)
 
+    @staticmethod
+    def release(reservation):
+        lifecycle.release_record(reservation, lambda record: None)
+
+    @staticmethod
+    def expire_all():
+        lifecycle.expire(timeutils.utcnow() + datetime.timedelta(seconds=1))
+
     def reserved_flag(self):
         with db_base.reader() as session:
             return session.scalar(sa.select(models.Node.reserved).where(
@@ -103,25 +113,24 @@ class TestRelease(base.DBTestCase):
         reservation = self.reserve()
         self.assertTrue(self.reserved_flag())
 
-        db_reservations.delete_reservation(reservation)
+        self.release(reservation)
 
         self.assertFalse(self.reserved_flag())
         self.assertEqual(self.node.id, self.reserve().node_id)
 
     def test_released_twice_is_not_found(self):
         reservation = self.reserve()
-        db_reservations.delete_reservation(reservation)
+        self.release(reservation)
 
         self.assertRaises(exception.ReservationNotFound,
-                          db_reservations.delete_reservation, reservation)
+                          self.release, reservation)
 
     def test_expired_release_leaves_the_new_holder(self):
         expired = self.reserve()
-        db_reservations.expire_reservations(
-            timeutils.utcnow() + datetime.timedelta(seconds=1))
+        self.expire_all()
         holder = self.reserve()
 
-        db_reservations.delete_reservation(expired)
+        self.release(expired)
 
         self.assertTrue(self.reserved_flag())
         self.assertEqual([holder.uuid], [
@@ -129,10 +138,11 @@ class TestRelease(base.DBTestCase):
 
     def test_release_by_uuid_frees_the_node_and_returns_it(self):
         reservation = self.reserve()
-        checked = []
+        checked, announced = [], []
 
-        released = db_reservations.delete_reservation_by_uuid(
-            reservation.uuid, checked.append)
+        lifecycle.release(reservation.uuid, checked.append,
+                          announced.append)
+        released, = announced
 
         self.assertEqual([reservation], checked)
         self.assertEqual(reservation.uuid, released.uuid)
@@ -144,12 +154,11 @@ class TestRelease(base.DBTestCase):
 
     def test_expired_release_by_uuid_leaves_the_new_holder(self):
         expired = self.reserve()
-        db_reservations.expire_reservations(
-            timeutils.utcnow() + datetime.timedelta(seconds=1))
+        self.expire_all()
         holder = self.reserve()
 
-        db_reservations.delete_reservation_by_uuid(expired.uuid,
-                                                   lambda reservation: None)
+        lifecycle.release(expired.uuid, lambda reservation: None,
+                          lambda reservation: None)
 
         self.assertTrue(self.reserved_flag())
         self.assertEqual([holder.uuid], [
@@ -161,15 +170,14 @@ class TestRelease(base.DBTestCase):
         def refuse(reservation):
             raise exception.Forbidden(action='release')
 
-        self.assertRaises(exception.Forbidden,
-                          db_reservations.delete_reservation_by_uuid,
-                          reservation.uuid, refuse)
+        self.assertRaises(exception.Forbidden, lifecycle.release,
+                          reservation.uuid, refuse, self.fail)
 
         self.assertTrue(self.reserved_flag())
         self.assertEqual([reservation.uuid], [
             item.uuid for item in db_reservations.list_reservations()])
 
     def test_release_by_unknown_uuid_is_not_found(self):
-        self.assertRaises(exception.ReservationNotFound,
-                          db_reservations.delete_reservation_by_uuid,
-                          str(uuid.uuid4()), lambda reservation: None)
+        self.assertRaises(exception.ReservationNotFound, lifecycle.release,
+                          str(uuid.uuid4()), lambda reservation: None,
+                          self.fail)

@@ -36,13 +36,14 @@ from reserveapi.common import exception
 from reserveapi.db import base as db_base
 from reserveapi.db import counters
 from reserveapi.db import derived
-from reserveapi.db import inventory as db_inventory
 from reserveapi.db import matching
 from reserveapi.db import models
 from reserveapi.db import node_sync
 from reserveapi.db import node_texts
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.db import summary
+from reserveapi.inventory import lifecycle
 from reserveapi.inventory import sync as inventory_sync
 from tests.functional import base
 
@@ -133,8 +134,18 @@ def expected(host, shard, conductor_group):
                 'architectures': list(session.scalars(arches))}
 
 
+class _ClaimInterrupted:
+    """An Ironic source whose claims fail once they may have been sent:
+    the lifecycle ends the reservation, its node stale and its claim
+    asked to be cleared (FAILURES, Kind.INTERRUPTED)."""
+
+    def claim(self, node_uuid, instance_uuid, info):
+        raise RuntimeError('interrupted')
+
+
 class _Actions:
-    """Random changes of the inventory and its reservations."""
+    """Random changes of the inventory and its reservations; releases
+    and expiries leave nodes stale as the configured source does."""
 
     def __init__(self, seed, syncs=True):
         self.rng = random.Random(seed)
@@ -155,13 +166,14 @@ class _Actions:
         return self.rng.choice(live)
 
     def release(self):
-        db_reservations.delete_reservation_by_uuid(
-            self._live().uuid, lambda reservation: None,
-            stale=self.rng.random() < 0.5)
+        lifecycle.release(self._live().uuid, lambda reservation: None,
+                          lambda reservation: None)
 
     def release_for_ironic(self):
-        db_reservations.delete_reservation(
-            self._live(), clear_in_ironic=db_inventory.ClearRequest())
+        try:
+            lifecycle.claim_new(_ClaimInterrupted(), self._live(), {})
+        except RuntimeError:
+            pass
 
     def confirm(self):
         reservation = self._live()
@@ -169,9 +181,7 @@ class _Actions:
             reservation.uuid, reservation.state, {'state': 'active'})
 
     def expire(self):
-        db_reservations.expire_reservations(
-            timeutils.utcnow() + datetime.timedelta(seconds=1),
-            stale=self.rng.random() < 0.5)
+        lifecycle.expire(timeutils.utcnow() + datetime.timedelta(seconds=1))
 
     def take_over(self):
         source, destination = self.rng.sample(HOSTS, 2)
@@ -204,6 +214,12 @@ class _Actions:
 
 
 class _SummaryTestCase(base.DBTestCase):
+
+    def leave_released_nodes_stale(self):
+        """Release as the Ironic source does (without claims): a node
+        waits for a sync."""
+        self.config(source='ironic', group='inventory')
+        self.config(claim_nodes=False, group='ironic')
 
     def assertSummaryExact(self):
         for shard, conductor_group in PARTITIONS:
@@ -255,6 +271,8 @@ class TestSummaryCounters(_SummaryTestCase):
 
     def test_random_sequences(self):
         for seed in range(3):
+            if seed == 1:
+                self.leave_released_nodes_stale()
             actions = _Actions(seed)
             actions.sync()
             for _ in range(60):
@@ -269,7 +287,7 @@ class TestSummaryCounters(_SummaryTestCase):
             actions.step()
         for reservation in db_reservations.list_reservations():
             if reservation.state in ('reserved', 'active'):
-                db_reservations.delete_reservation(reservation)
+                lifecycle.release_record(reservation, lambda record: None)
         node_sync.sync_nodes(lambda: [([], {})])
         self.assertSummaryExact()
         with db_base.reader() as session:
@@ -302,7 +320,9 @@ class TestConcurrentSummaryCounters(_SummaryTestCase):
         self.assertNodeTextsExact()
 
     def test_concurrent_random_sequences_appending(self):
-        """The same, with folds among the writers (db/counters.py)."""
+        """The same, with folds among the writers (db/counters.py), and
+        released nodes left stale."""
+        self.leave_released_nodes_stale()
         _Actions(100).sync()
 
         def run(seed):
@@ -333,9 +353,9 @@ class TestCountedByStatement(_SummaryTestCase):
     def _standing_aside(self, session):
         if session.get_bind().dialect.name == 'mysql':
             return session.scalar(sa.text(
-                'SELECT %s' % counters.BULK_VARIABLE)) == 1
+                'SELECT %s' % summary.BULK_VARIABLE)) == 1
         return session.scalar(sa.select(sa.func.current_setting(
-            counters.BULK_SETTING, True))) == '1'
+            summary.BULK_SETTING, True))) == '1'
 
     def _window(self, session, ids):
         return counters.counted_by_statement(session, ids,

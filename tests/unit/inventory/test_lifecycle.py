@@ -13,14 +13,20 @@
 """The claim lifecycle against a fake Ironic and a fake database: every
 row of the failure table, met by a new reservation, by a retried
 request's and by the worker's repair, and the ends of a reservation by
-source.
+source; and the lifecycle as the only door to ending one.
 
 The expected steps are written out here, not derived from
 ``lifecycle.FAILURES``: a change to the table shows up as a change here.
+One test derives them from the table too, so that no caller's outcome
+departs from its row.
 """
 
+import ast
+import dataclasses
 import datetime
+import inspect
 import logging
+import pathlib
 
 import fixtures
 from oslo_utils import timeutils
@@ -122,16 +128,14 @@ REPAIRED = {
     lifecycle.Kind.UNREACHABLE_AFTER_SENDING:
         ([ROW_POSTPONED, OUTAGE], RAISES),
     lifecycle.Kind.DEPLOYED_ELSEWHERE:
-        ([ROW_FINISHED, ended(True, 'never'), LOGGED], DONE),
+        ([ROW_FINISHED, ended(False, 'never'), LOGGED], DONE),
     lifecycle.Kind.BEING_CLEARED:
         ([ROW_FINISHED], DONE),
     lifecycle.Kind.INTERRUPTED:
         ([ROW_POSTPONED], RAISES),
 }
-"""The worker's repair: as a retry, but the node of a reservation it
-ends always waits for a sync (Ironic contradicted it), and nothing is
-answered: an end is logged, another process's clear waits for the next
-pass."""
+"""The worker's repair: as a retry, but nothing is answered: an end is
+logged, another process's clear waits for the next pass."""
 
 
 def reservation():
@@ -174,6 +178,7 @@ class LifecycleTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.steps = []
+        self.endings = []
         self.live = True
         self.guarded = 0
         self.config(source='ironic', group='inventory')
@@ -214,18 +219,21 @@ class LifecycleTestCase(base.TestCase):
             return 'later'
         return 'later %gs' % request.delay
 
-    def end(self, record, stale=False, clear_in_ironic=None):
-        self.steps.append(ended(stale, self.clear_of(clear_in_ironic)))
+    def end(self, record, ending):
+        self.assertIsInstance(ending, lifecycle.Ending)
+        self.endings.append(ending)
+        self.steps.append(ended(ending.stale,
+                                self.clear_of(ending.clear_in_ironic)))
         return True
 
-    def end_by_uuid(self, uuid, check, **options):
+    def end_by_uuid(self, uuid, check, ending):
         record = reservation()
         check(record)
-        self.end(record, **options)
+        self.end(record, ending)
         return record
 
-    def expire(self, older_than, **options):
-        self.end(None, **options)
+    def expire(self, older_than, ending):
+        self.end(None, ending)
         return []
 
     def live_reservation(self, instance_uuid):
@@ -282,6 +290,31 @@ class TestFailureTable(LifecycleTestCase):
         self.check(REPAIRED, lambda source: lifecycle.reclaim(
             source, reservation()))
         self.assertEqual(len(REPAIRED), self.guarded)
+
+    def test_every_caller_ends_a_reservation_as_its_row_says(self):
+        """Derived from FAILURES: a new reservation always ends, one
+        others know only when the row says END, and the Ending is the
+        row's whoever meets the failure."""
+        callers = {
+            'new': (False, lambda source: lifecycle.claim_new(
+                source, reservation(), {})),
+            'retried': (True, lambda source: lifecycle.claim_again(
+                source, reservation(), {})),
+            'repair': (True, lambda source: lifecycle.reclaim(
+                source, reservation()))}
+        for caller, (known, attempt) in callers.items():
+            for kind, failure in lifecycle.FAILURES.items():
+                del self.endings[:]
+                error = ERRORS[kind]()
+                try:
+                    attempt(FakeIronic(error))
+                except type(error) as raised:
+                    self.assertIs(error, raised)
+                ends = failure.reservation is lifecycle.END or not known
+                self.assertEqual(
+                    [(failure.stale, failure.clear.value)] if ends else [],
+                    [(ending.stale, self.clear_of(ending.clear_in_ironic))
+                     for ending in self.endings], (caller, kind))
 
     def test_any_other_error_may_have_sent_the_claim(self):
         self.assertEqual(lifecycle.Kind.INTERRUPTED,
@@ -369,9 +402,62 @@ class TestEnds(LifecycleTestCase):
         self.assertEqual([ended(True, 'now'), CLEARED] * 2
                          + [ended(True, 'later 0s')], self.release())
 
+    def test_only_the_lifecycle_builds_an_ending(self):
+        self.assertRaises(TypeError, lifecycle.Ending, False, None)
+        self.assertRaises(TypeError, lifecycle.Ending, False, None, object())
+        lifecycle.release_record(reservation(), lambda record: None)
+        built, = self.endings
+        # Nor does anyone else change one it built.
+        self.assertRaises(ValueError, dataclasses.replace, built, stale=True)
+        self.assertRaises(dataclasses.FrozenInstanceError, setattr, built,
+                          'stale', True)
+
     def test_contradicted(self):
         lifecycle.end_contradicted(reservation(), 'Ironic no longer has '
                                                   'that node')
         self.assertEqual([ended(True, 'never'), LOGGED], self.steps)
         self.assertIn('it held node %s, but Ironic no longer has that node'
                       % NODE, self.log.output)
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+ENDING_FUNCTIONS = ('delete_reservation', 'delete_reservation_by_uuid',
+                    'undo_reservation', 'expire_reservations')
+"""db.reservations' functions that end a reservation."""
+THE_DOOR = ('reserveapi/inventory/lifecycle.py',
+            'reserveapi/db/reservations.py')
+"""Where they may be named: the lifecycle, and where they are defined."""
+
+
+class TestTheOnlyDoor(base.TestCase):
+    """A reservation ends only through the lifecycle, in the product, its
+    tools and its tests alike: a newcomer finds no other way to copy."""
+
+    def test_the_ending_functions_take_an_ending_and_no_default(self):
+        for name in ENDING_FUNCTIONS:
+            parameters = inspect.signature(
+                getattr(db_reservations, name)).parameters
+            self.assertEqual(
+                [], [parameter for parameter in parameters.values()
+                     if parameter.default is not inspect.Parameter.empty],
+                name)
+            self.assertEqual('ending', list(parameters)[-1], name)
+
+    def test_only_the_lifecycle_calls_the_ending_functions(self):
+        callers, found = [], []
+        for top in ('reserveapi', 'reserveapi_testing', 'tests', 'tools'):
+            for path in sorted((ROOT / top).rglob('*.py')):
+                name = str(path.relative_to(ROOT))
+                for node in ast.walk(ast.parse(path.read_text(), name)):
+                    if isinstance(node, ast.Attribute):
+                        names = [node.attr]
+                    elif isinstance(node, ast.ImportFrom):
+                        names = [alias.name for alias in node.names]
+                    else:
+                        continue
+                    if set(names) & set(ENDING_FUNCTIONS):
+                        callers.append(name)
+                        if name not in THE_DOOR:
+                            found.append('%s:%d' % (name, node.lineno))
+        self.assertEqual([], found)
+        self.assertIn(THE_DOOR[0], callers)

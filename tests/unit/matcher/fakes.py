@@ -43,3 +43,4 @@ class FakeNode:
     lessee: str | None = None
     stale_since: object = None
     reserved: bool = False
+    vanished: bool = False

@@ -346,6 +346,7 @@ class TestStale(FilterTestCase):
 class TestCriteria(FilterTestCase):
 
     FAILING_NODES = {
+        'vanished': {'vanished': True},
         'provision_state': {'provision_state': 'active'},
         'power_state': {'power_state': None},
         'maintenance': {'maintenance': True},
@@ -370,12 +371,14 @@ class TestCriteria(FilterTestCase):
                                    candidate_nodes=['node-1'],
                                    conductor_group='', shard='shard-1')
 
-    def test_names_are_unique_and_described(self):
-        names = [name for name, _check, _description in filters.CRITERIA]
+    def test_names_are_unique_described_and_phrased(self):
+        names = [criterion.name for criterion in filters.CRITERIA]
         self.assertEqual(len(names), len(set(names)))
+        self.assertEqual(set(names), set(filters.BY_NAME))
         for criterion in filters.CRITERIA:
             self.assertTrue(callable(criterion.check))
             self.assertTrue(criterion.description)
+            self.assertTrue(criterion.phrase)
 
     def test_every_criterion_is_covered_here(self):
         self.assertEqual({criterion.name for criterion in filters.CRITERIA},

@@ -252,7 +252,7 @@ class TestExplain(testtools.TestCase):
             text)
 
     def test_every_criterion_reads_as_declared(self):
-        for criterion in eligibility.CRITERIA:
+        for criterion in filters.CRITERIA:
             key = criterion.name + (':CUSTOM_X' if '%s' in criterion.phrase
                                     else '')
             self.assertEqual(

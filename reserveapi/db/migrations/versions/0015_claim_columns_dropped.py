@@ -21,8 +21,6 @@ Create Date: 2026-12-04
 
 from alembic import op
 
-from reserveapi.db import migration
-
 revision = '0015_claim_columns_dropped'
 down_revision = '0014_lease_columns'
 branch_labels = None
@@ -30,16 +28,25 @@ depends_on = None
 phase = 'contract'
 oldest_release = '1.1'
 
+# What 0014 made, written out: a migration reads no other.
+TABLES = ('inventory_syncs', 'ironic_releases', 'mirror_hosts')
+OLD_COLUMNS = ('claimed_by', 'claimed_until')
+# Each table's triggers, by dialect ({table} for its name).
+TRIGGERS = {'postgresql': ('{table}_lease_columns',),
+            'mysql': ('{table}_lease_insert', '{table}_lease_update'),
+            'sqlite': ('{table}_lease_insert', '{table}_lease_update')}
+PG_FUNCTION = 'reserveapi_lease_columns'
+
 
 def upgrade():
-    expand = migration.script('0014_lease_columns')
     dialect = op.get_bind().dialect.name
-    for table in expand.TABLES:
-        for name in expand.trigger_names(table)[dialect]:
+    for table in TABLES:
+        for name in TRIGGERS[dialect]:
             op.execute('DROP TRIGGER IF EXISTS %s%s' % (
-                name, ' ON %s' % table if dialect == 'postgresql' else ''))
+                name.format(table=table),
+                ' ON %s' % table if dialect == 'postgresql' else ''))
         with op.batch_alter_table(table) as batch:
-            for _new, old in expand.PAIRS:
+            for old in OLD_COLUMNS:
                 batch.drop_column(old)
     if dialect == 'postgresql':
-        op.execute('DROP FUNCTION IF EXISTS %s()' % expand.PG_FUNCTION)
+        op.execute('DROP FUNCTION IF EXISTS %s()' % PG_FUNCTION)
