@@ -12,13 +12,13 @@
 
 """Every use of a library's private API, in one place.
 
-A private name can change shape in any release, and a patch applied to
+A private name can change shape in any version, and a patch applied to
 the wrong shape misbehaves without a word. So each patch names the
 library it reaches into and the versions it was written and checked
 for (``Library``), and applying it on any other version raises
 ``exception.UnsupportedLibrary``, which names the library, the installed
 version and the expected range. ``tests/unit/test_compat.py`` checks the
-installed versions too. To support a new release: read the patch
+installed versions too. To support a new version: read the patch
 against it, then widen the range.
 
 The callers keep what they mean (``api/app.py``, ``db/backends.py``,

@@ -10,12 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The releases serving one database: each process's heartbeat, and
+"""The versions serving one database: each process's heartbeat, and
 whether the schema's next step may run.
 
-During a rolling upgrade two releases serve the same database. Every
+During a rolling upgrade two versions serve the same database. Every
 API worker and every ``reserveapi-worker`` records itself in
-``services`` (kind, host, pid, release, the newest schema revision its
+``services`` (kind, host, pid, version, the newest schema revision its
 code knows) and renews the row every ``[DEFAULT]
 service_heartbeat_interval`` seconds; a row not renewed for three
 intervals counts as gone, so a killed process drops out by itself and a
@@ -23,7 +23,7 @@ stopped one removes its row at once. ``reserveapi-dbsync contract`` and
 ``reserveapi-status upgrade check`` read them, beside the database's own
 list of sessions (``connected``): every process names its connections
 (``reserveapi.db.sessions``), so one that records no heartbeat is seen
-too, and a session that names no process at all (release 1.0.0 names
+too, and a session that names no process at all (version 1.0.0 names
 none) is reported as unknown.
 """
 
@@ -37,7 +37,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi import version
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.common import outages
 import reserveapi.conf
 from reserveapi.db import migration
@@ -55,7 +55,7 @@ STOP_WAIT = 5
 """Seconds a stopping process waits for a heartbeat under way."""
 
 NAMED_SINCE = '1.1'
-"""The first release series whose processes name their connections."""
+"""The first version series whose processes name their connections."""
 
 LISTED = 5
 """Unknown sessions a message lists one by one; it counts the rest."""
@@ -72,7 +72,7 @@ class Heartbeat:
     def __init__(self, kind):
         self.kind = kind
         self.pid = os.getpid()
-        self.holder = lease.holder().rpartition(':')[0]
+        self.holder = heartbeat.holder().rpartition(':')[0]
         self.started_at = timeutils.utcnow()
         # What this code needs does not change while it runs: the
         # migration scripts are read once, not at every beat.
@@ -85,7 +85,7 @@ class Heartbeat:
         interval = CONF.service_heartbeat_interval
         db_services.beat(
             self.holder, self.kind, socket.gethostname(), self.pid,
-            version.release_string(), self.schema_head, self.started_at,
+            version.version_string(), self.schema_head, self.started_at,
             interval * MISSED_BEATS)
 
     def _run(self):
@@ -157,16 +157,16 @@ def stop_heartbeat():
         _heartbeat.stop()
 
 
-def _series(release):
-    """(major, minor): the releases a rolling upgrade steps between."""
-    return version.release_tuple(release)[:2]
+def _series(text):
+    """(major, minor): the versions a rolling upgrade steps between."""
+    return version.version_tuple(text)[:2]
 
 
 def older_than_this(processes):
-    """The live processes of a release series before this code's."""
-    mine = version.release_tuple()[:2]
+    """The live processes of a version series before this code's."""
+    mine = version.version_tuple()[:2]
     return [process for process in processes
-            if _series(process.release) < mine]
+            if _series(process.version) < mine]
 
 
 def newer_than_schema(processes, applied):
@@ -180,27 +180,27 @@ def newer_than_schema(processes, applied):
 
 def blocking_contract(processes, pending):
     """The live processes that a pending contract migration would break:
-    of a release series before the oldest it allows (``oldest_release``
+    of a version series before the oldest it allows (``oldest_version``
     names a series, ``1.1``: its development builds count as it)."""
-    oldest = [m.oldest_release for m in pending if m.oldest_release]
+    oldest = [m.oldest_version for m in pending if m.oldest_version]
     if not oldest:
         return []
-    floor = max(_series(release) for release in oldest)
+    floor = max(_series(text) for text in oldest)
     return [process for process in processes
-            if _series(process.release) < floor]
+            if _series(process.version) < floor]
 
 
 def describe(processes, pids=False):
-    """``2 api on ctl-1, 1 worker on ctl-2 (release 1.0.0)`` and so on;
+    """``2 api on ctl-1, 1 worker on ctl-2 (version 1.0.0)`` and so on;
     with ``pids``, ``api pid 7 on ctl-1, ...``: one by one, to be found.
     """
-    by_release = {}
+    by_version = {}
     for process in processes:
-        by_release.setdefault(process.release, []).append(process)
+        by_version.setdefault(process.version, []).append(process)
     parts = []
-    for release, group in sorted(by_release.items(),
-                                 key=lambda item: version.release_tuple(
-                                     item[0])):
+    for text, group in sorted(by_version.items(),
+                              key=lambda item: version.version_tuple(
+                                  item[0])):
         if pids:
             listed = ', '.join(
                 '%s pid %d on %s' % (process.kind, process.pid, process.host)
@@ -214,7 +214,7 @@ def describe(processes, pids=False):
             listed = ', '.join(
                 '%d %s on %s' % (count, kind, host)
                 for (kind, host), count in sorted(counts.items()))
-        parts.append('%s (release %s)' % (listed, release))
+        parts.append('%s (version %s)' % (listed, text))
     return '; '.join(parts)
 
 
@@ -254,7 +254,7 @@ def connected():
             continue
         unheard.setdefault((named.host, named.pid), records.ServiceRecord(
             kind=named.kind, host=named.host, pid=named.pid,
-            release=named.release, schema_head=None, started_at=None,
+            version=named.version, schema_head=None, started_at=None,
             seen_at=None))
     unheard = sorted(unheard.values(),
                      key=lambda process: (process.host, process.pid))
@@ -276,14 +276,14 @@ def describe_unknown(connected_):
         listed += ' and %d more' % (len(unknown) - LISTED)
     if connected_.unnamed:
         return ('The server\'s %s, so its %d other sessions on this '
-                'database cannot be told apart: %s. A process of a release '
+                'database cannot be told apart: %s. A process of a version '
                 'before %s names no connection and records no heartbeat: '
                 'it would be among them, unseen. Turn performance_schema '
                 'on in the server\'s configuration (a restart) to tell '
                 'them apart.' % (connected_.unnamed, len(unknown), listed,
                                  NAMED_SINCE))
     return ('%d sessions on this database name no process: %s. Each is a '
-            'process of a release before %s (which names none), or a '
+            'process of a version before %s (which names none), or a '
             'program that does not name its connections.'
             % (len(unknown), listed, NAMED_SINCE))
 

@@ -10,12 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Which release this code is: the one answer, for every command.
+"""Which version this code is: the one answer, for every command.
 
 pbr writes the version into the package's metadata when it is built or
-installed: setup.cfg's ``[metadata] version`` is the release main is
+installed: setup.cfg's ``[metadata] version`` is the version main is
 heading for, and git says how far it is (``1.1.0.dev290`` between
-releases, ``1.1.0`` on the commit tagged ``1.1.0``). ``--version`` and
+versions, ``1.1.0`` on the commit tagged ``1.1.0``). ``--version`` and
 the processes' heartbeats ask here, so they say what ``pip show
 reserveapi`` says; doc/source/contributor/releases.rst has the policy.
 """
@@ -27,32 +27,33 @@ import pbr.version
 version_info = pbr.version.VersionInfo('reserveapi')
 
 
-class Release(typing.NamedTuple):
-    """A release's place in the order of releases; tuples compare."""
+class Version(typing.NamedTuple):
+    """A version's place in the order of versions; tuples compare."""
 
     major: int
     minor: int
     patch: int
     final: bool
-    """False for a build before the release (``1.1.0.dev290``,
+    """False for a build before the final version (``1.1.0.dev290``,
     ``1.1.0.0rc1``), which sorts before it. The dev count is left out:
     it counts commits since the last tag the clone has, so two builds of
     one commit may differ in it."""
 
 
-def release_string():
-    """The full version of the installed package: ``'1.1.0.dev290'``."""
+def version_string():
+    """The full version of the installed package: ``'1.1.0.dev290'``
+    (pbr's ``release_string``, not its shorter ``version_string``)."""
     return version_info.release_string()
 
 
-def release_tuple(release=None):
-    """``Release(major, minor, patch, final)`` of ``release``, a version
+def version_tuple(text=None):
+    """``Version(major, minor, patch, final)`` of ``text``, a version
     string such as another process reported, or of this code.
 
-    ``release_tuple('1.0.3') < release_tuple('1.1.0.dev5') <
-    release_tuple('1.1.0')``; ``ValueError`` for a string that is not a
+    ``version_tuple('1.0.3') < version_tuple('1.1.0.dev5') <
+    version_tuple('1.1.0')``; ``ValueError`` for a string that is not a
     version.
     """
     parts = pbr.version.SemanticVersion.from_pip_string(
-        release_string() if release is None else release).version_tuple()
-    return Release(*parts[:3], final=parts[3] == 'final')
+        version_string() if text is None else text).version_tuple()
+    return Version(*parts[:3], final=parts[3] == 'final')

@@ -558,7 +558,7 @@ class IronicFixture(fixtures.Fixture):
 
         Waits up to ``settle_timeout`` seconds for Ironic to finish work in
         progress, and Ironic keeps running. If a node was still busy, its
-        conductor thread would release the node's lock by row id, which
+        conductor thread would drop the node's lock by row id, which
         SQLite hands out again to the next node: Ironic is then restarted
         (killed) so that no such thread survives. Returns how many nodes
         were still busy.

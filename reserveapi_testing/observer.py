@@ -15,7 +15,7 @@
 
 Their connections carry a name, so that ``reserveapi-dbsync contract``
 and the upgrade check leave them out as another program's: a session
-that names nothing might be a process of release 1.0.0.
+that names nothing might be a process of version 1.0.0.
 """
 
 import sqlalchemy as sa

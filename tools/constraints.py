@@ -16,8 +16,8 @@ path of ours takes, direct or transitive.
 ``requirements.txt`` keeps ranges, because Nova's side installs us as a
 library. The pins make every install reproducible: tox, ``.ci/run``, the
 README, the install guide and the container image all install with
-``-c upper-constraints.txt``, as OpenStack projects do with their
-release's upper-constraints.
+``-c upper-constraints.txt``, as OpenStack projects do with each
+series' upper-constraints.
 
 What is pinned is everything tox.ini installs in any environment (its
 ``deps`` and ``extras``, and the files they name), our extras, and tox
@@ -26,8 +26,8 @@ is installed), starting from a seed: by default the pins already
 written, so adding a requirement moves only what it must. A seed pin
 that conflicts with a requirement is dropped, and the run says which
 requirement moved it. ``--upgrade`` starts from no seed: every package
-at its newest release our ranges admit. ``--seed FILE`` starts from
-another list, such as an OpenStack release's upper-constraints.
+at its newest version our ranges admit. ``--seed FILE`` starts from
+another list, such as an OpenStack series' upper-constraints.
 
     tox -e constraints                      # after changing requirements
     tox -e constraints -- --upgrade         # raise everything
@@ -167,7 +167,7 @@ def main(argv=None):
                        help='Start from this constraints file (default: '
                             'the pins already in upper-constraints.txt).')
     start.add_argument('--upgrade', action='store_true',
-                       help='Start from no pin: the newest releases.')
+                       help='Start from no pin: the newest versions.')
     args = parser.parse_args(argv)
     if args.upgrade:
         seed = {}

@@ -13,7 +13,7 @@
 """OpenStack-API-Version handling for the ``baremetal-reservation``
 service type.
 
-``reservation`` is Blazar's service type; the releases before this one
+``reservation`` is Blazar's service type; the versions before this one
 used it, so it stays accepted in the header as a deprecated alias, and
 the answer names the type the request named.
 """

@@ -22,7 +22,7 @@ from keystoneauth1 import discover as ks_discover
 from keystoneauth1 import exceptions as ks_exc
 
 SERVICE_TYPE = 'baremetal-reservation'
-# The service type of the releases before; the microversion header names
+# The service type of the versions before; the microversion header names
 # both, so that a service not yet upgraded still reads the version.
 DEPRECATED_SERVICE_TYPE = 'reservation'
 MICROVERSION_HEADER = 'OpenStack-API-Version'

@@ -13,9 +13,9 @@
 """reserveapi-dbsync: create or upgrade the database schema.
 
 For a stopped cloud, ``upgrade`` does everything. For a rolling upgrade,
-with the previous release serving: ``expand`` (adds only), ``migrate``
-(data, in batches, while both releases serve; run again until it says
-nothing is left), then, once no process of the previous release runs,
+with the previous version serving: ``expand`` (adds only), ``migrate``
+(data, in batches, while both versions serve; run again until it says
+nothing is left), then, once no process of the previous version runs,
 ``contract``. See doc/source/admin/upgrade.rst.
 """
 
@@ -83,7 +83,7 @@ def _migrate(max_count=None):
         print('More may be left: run "reserveapi-dbsync migrate" again.')
         return 1
     print('Nothing left to migrate.%s' % (
-        ' Contract when no process of the previous release runs: '
+        ' Contract when no process of the previous version runs: '
         '"reserveapi-dbsync contract".' if contract else ''))
     return 0
 
@@ -92,14 +92,14 @@ def _contract():
     pending, _expand_first = migration.pending_contract()
     connected = fleet.connected()
     blocking = fleet.blocking_contract(connected.processes, pending)
-    floors = [m.oldest_release for m in pending if m.oldest_release]
+    floors = [m.oldest_version for m in pending if m.oldest_version]
     if blocking:
         raise exception.UpgradeRefused(
-            'Refusing to contract: processes of a release older than '
+            'Refusing to contract: processes of a version older than '
             '%s still run against this database: %s. Stop or upgrade '
             'them first (a killed process counts as stopped %d heartbeat '
             'intervals after its last).' % (
-                max(floors, key=version.release_tuple),
+                max(floors, key=version.version_tuple),
                 fleet.describe(blocking, pids=True), fleet.MISSED_BEATS))
     if floors and connected.unknown and connected.unnamed:
         # Refusing on every blind server would make --force a habit.
@@ -108,10 +108,10 @@ def _contract():
     elif floors and connected.unknown and not CONF.command.force:
         raise exception.UpgradeRefused(
             'Refusing to contract: %s Stop or upgrade any that is a '
-            'process of a release older than %s; once none is, run '
+            'process of a version older than %s; once none is, run '
             '"reserveapi-dbsync contract --force".' % (
                 fleet.describe_unknown(connected),
-                max(floors, key=version.release_tuple)))
+                max(floors, key=version.version_tuple)))
     _applied(migration.contract(), migration.CONTRACT)
     _at()
     return 0
@@ -123,7 +123,7 @@ def _current():
         print('The database has no schema yet.')
         return 0
     if not migration.knows(at):
-        print('%s (newer than this release knows: %s)' % (
+        print('%s (newer than this version knows: %s)' % (
             at, migration.head()))
         return 0
     _applied_, pending = migration.applied_and_pending(at)
@@ -149,28 +149,28 @@ def _add_commands(subparsers):
     parser.set_defaults(func=_upgrade)
 
     parser = subparsers.add_parser(
-        'expand', help='Add what this release needs; safe while the '
-                       'previous release serves.',
+        'expand', help='Add what this version needs; safe while the '
+                       'previous version serves.',
         prog='reserveapi-dbsync expand')
     parser.set_defaults(func=_expand)
 
     parser = subparsers.add_parser(
         'migrate', help='Repair and move data in batches while both '
-                        'releases serve; exit 1 while work is left.',
+                        'versions serve; exit 1 while work is left.',
         prog='reserveapi-dbsync migrate')
     parser.add_argument('--max-count', type=int, default=None,
                         help='Stop after this many rows found.')
     parser.set_defaults(func=lambda: _migrate(CONF.command.max_count))
 
     parser = subparsers.add_parser(
-        'contract', help='Remove what no supported release reads; refused '
-                         'while older releases run.',
+        'contract', help='Remove what no supported version reads; refused '
+                         'while older versions run.',
         prog='reserveapi-dbsync contract')
     parser.add_argument(
         '--force', action='store_true',
         help='Contract although sessions that name no process are '
              'connected, once you made sure that none is of an older '
-             'release. A process known to be older still refuses.')
+             'version. A process known to be older still refuses.')
     parser.set_defaults(func=_contract)
 
     parser = subparsers.add_parser(
@@ -193,14 +193,14 @@ USAGE = service.usage(
     '[--config-file PATH] [COMMAND [ARGS]]',
     'Creates or upgrades the database schema ([database] connection). A '
     'rolling upgrade runs expand, migrate, then (once the previous '
-    'release is gone) contract; a stopped cloud runs upgrade.',
+    'version is gone) contract; a stopped cloud runs upgrade.',
     commands=(('upgrade', 'Every step (the default), to the newest or to '
                           '--revision.'),
-              ('expand', 'Add what this release needs, while the previous '
-                         'release serves.'),
+              ('expand', 'Add what this version needs, while the previous '
+                         'version serves.'),
               ('migrate', 'Repair and move data in batches while both '
-                          'releases serve [--max-count N].'),
-              ('contract', 'Remove what no running release reads '
+                          'versions serve [--max-count N].'),
+              ('contract', 'Remove what no running version reads '
                            '[--force].'),
               ('current', 'Print the revision the database is at.'),
               ('revision', 'Create a new migration script (developers).')))

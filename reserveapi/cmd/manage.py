@@ -280,7 +280,7 @@ COMMANDS = {
 }
 
 DEPRECATED_ALIASES = {
-    # Until the 2027.1 release; the worker always called it
+    # Until version 2027.1; the worker always called it
     # release-orphans.
     'reconcile-reservations': 'release-orphans',
 }

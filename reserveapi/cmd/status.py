@@ -84,7 +84,7 @@ def _utc(value):
 
 
 class Checks(upgradecheck.UpgradeCommands):
-    """Whether this deployment is ready to run this release."""
+    """Whether this deployment is ready to run this version."""
 
     @functools.cached_property
     def _schema(self):
@@ -112,12 +112,12 @@ class Checks(upgradecheck.UpgradeCommands):
                     '"reserveapi-dbsync upgrade".')
         offline = [m.revision for m in pending if m.phase == migration.OFFLINE]
         if offline:
-            return ('The database schema is at %s, older than release '
+            return ('The database schema is at %s, older than version '
                     '1.0.0\'s: stop every service and run '
                     '"reserveapi-dbsync upgrade".' % at)
         expand = [m.revision for m in pending if m.phase == migration.EXPAND]
         if expand and pending[0].phase == migration.EXPAND:
-            return ('The database schema is at %s, behind this release '
+            return ('The database schema is at %s, behind this version '
                     '(%s): run "reserveapi-dbsync expand", then '
                     '"migrate".' % (at, ', '.join(expand)))
         return None
@@ -133,14 +133,14 @@ class Checks(upgradecheck.UpgradeCommands):
             return _result(FAILURE, self._schema_problem)
         if self._schema is None:
             return _result(WARNING, 'The database is at %s, newer than '
-                           'this release knows (%s): a newer release '
-                           'expanded it. This release serves on until that '
-                           'release contracts.' % (migration.current(),
+                           'this version knows (%s): a newer version '
+                           'expanded it. This version serves on until that '
+                           'version contracts.' % (migration.current(),
                                                    migration.head()))
         at, _applied, pending = self._schema
         if pending:
             return _result(SUCCESS, 'At %s; %d contract migrations to run '
-                           'once no process of the previous release runs.'
+                           'once no process of the previous version runs.'
                            % (at, len(pending)))
         return _result(SUCCESS, 'At %s.' % at)
 
@@ -175,14 +175,14 @@ class Checks(upgradecheck.UpgradeCommands):
         return _result(SUCCESS, 'Node texts, node flags and the summary '
                        'counters agree with their source.')
 
-    def _check_releases(self):
-        """The releases whose processes serve this database, by their
+    def _check_versions(self):
+        """The versions whose processes serve this database, by their
         heartbeats and the database's own sessions, against the schema:
         the mixed fleet of a rolling upgrade."""
         skipped = self._not_checked()
         if skipped or self._schema is None:
             return skipped or _result(WARNING, 'Not checked: the database '
-                                      'is newer than this release.')
+                                      'is newer than this version.')
         _at, applied, pending = self._schema
         connected = fleet.connected()
         processes = connected.processes
@@ -204,7 +204,7 @@ class Checks(upgradecheck.UpgradeCommands):
             processes, [m for m in applied if m.phase == migration.CONTRACT])
         if broken:
             return _result(FAILURE, '%s The database was contracted for '
-                           'newer releases while %s still run: they may '
+                           'newer versions while %s still run: they may '
                            'fail. Upgrade or stop them now.'
                            % (running, fleet.describe(broken, pids=True)))
         contract = [m for m in pending if m.phase == migration.CONTRACT]
@@ -221,12 +221,12 @@ class Checks(upgradecheck.UpgradeCommands):
                               ' and '.join(waited_for)))
         if contract:
             return _result(WARNING, '%s %d contract migrations are '
-                           'pending and no older release runs: finish the '
+                           'pending and no older version runs: finish the '
                            'upgrade with "reserveapi-dbsync contract".'
                            % (running, len(contract)))
         contracted = [m for m in applied if m.phase == migration.CONTRACT]
         if connected.unknown and contracted and not connected.unnamed:
-            return _result(WARNING, '%s If one is a process of a release '
+            return _result(WARNING, '%s If one is a process of a version '
                            'before %s, it fails on this contracted schema: '
                            'upgrade or stop it.'
                            % (running, fleet.NAMED_SINCE))
@@ -364,7 +364,8 @@ class Checks(upgradecheck.UpgradeCommands):
         ('Database schema', _check_schema),
         ('Database privileges', _check_privileges),
         ('Derived data', _check_derived_data),
-        ('Running releases', _check_releases),
+        # The check keeps its published name (release notes, --json).
+        ('Running releases', _check_versions),
         ('Database health', _check_database_health),
         ('Inventory source', _check_inventory_source),
         ('Inventory sync', _check_inventory_sync),
@@ -389,7 +390,7 @@ def _try_peer(name, call):
 
 USAGE = service.usage(
     '[--config-file PATH] upgrade check [--json]',
-    'Checks whether this deployment is ready to run this release: the '
+    'Checks whether this deployment is ready to run this version: the '
     'database schema, the inventory source and its last sync, the '
     'Placement and Nova credentials, the aggregate mirror backlog. Run '
     'it with the new code before restarting the services. Exit codes: 0 '

@@ -12,7 +12,7 @@
 
 """reserveapi-worker: the periodic jobs.
 
-Each job claims its work in the database, so any number of workers may
+Each job takes its work in the database, so any number of workers may
 run at once. ``--once`` runs every job a single time and exits, for cron
 and for tests. A job that fails is logged as an outage
 (``common/outages.py``): one line with its cause when it begins, at most

@@ -234,7 +234,7 @@ class DatabaseUnavailable(ServiceUnavailable):
 
 
 class NoSchema(DatabaseUnavailable):
-    """The database has no tables yet, or not the ones this release
+    """The database has no tables yet, or not the ones this version
     reads (its SQLite file does not even exist)."""
 
     code = 'reserveapi.no_schema'

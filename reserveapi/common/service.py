@@ -133,7 +133,7 @@ def prepare_service(argv=None, default_config_files=None, usage=None,
 
 def _read(argv, default_config_files, usage, named_by):
     try:
-        CONF(argv, project=PROJECT, version=version.release_string(),
+        CONF(argv, project=PROJECT, version=version.version_string(),
              default_config_files=default_config_files, usage=usage)
     except cfg.ConfigFilesNotFoundError as exc:
         raise exception.ConfigurationError(

@@ -22,7 +22,7 @@ opts = [
     cfg.IntOpt('service_heartbeat_interval', default=10, min=0,
                help='Seconds between two heartbeats of every API worker '
                     'and reserveapi-worker in the database\'s services '
-                    'table, which records the release each process runs. '
+                    'table, which records the version each process runs. '
                     'A process not heard from for three intervals counts '
                     'as stopped. reserveapi-dbsync contract and '
                     'reserveapi-status upgrade check read it during a '

@@ -56,7 +56,7 @@ opts = [
     cfg.IntOpt('api_retry_interval', default=2, min=0,
                help='Seconds between the retries of api_max_retries.'),
     cfg.IntOpt('node_locked_retries', default=1, min=0,
-               help='Retries of a claim or release that Ironic refused '
+               help='Retries of a claim or a clear that Ironic refused '
                     'because a conductor holds the node\'s lock (a '
                     'NodeLocked 409, itself answered after Ironic\'s own '
                     '[conductor] node_locked_retry_attempts, about 3 s). '

@@ -68,7 +68,7 @@ opts = [
                      'none). By default they only log a warning naming the '
                      'missing options: aggregate changes then stay pending '
                      'until Placement is configured. Will default to true '
-                     'in a later release.'),
+                     'in a later version.'),
     cfg.IntOpt('generation_retries', default=4, min=1,
                help='Attempts to update one provider when its generation '
                     'keeps changing under us.'),

@@ -193,14 +193,15 @@ def _count_retry(error):
 AUTOINC_LOCK_LOST = 1467
 """MySQL's and MariaDB's ER_AUTOINC_READ_FAILED: what a deadlock (or a
 lock wait timeout) on a table's AUTO-INC lock surfaces as, rather than
-1213. An ``INSERT ... SELECT``, such as a claim, holds that lock to the
-end of the statement, so concurrent claims on MariaDB can lose a race
-this way; oslo.db leaves it a plain DBError."""
+1213. An ``INSERT ... SELECT``, such as the one that reserves a node,
+holds that lock to the end of the statement, so concurrent reservations
+on MariaDB can lose a race this way; oslo.db leaves it a plain
+DBError."""
 
 
 def _mysql_errno(error):
     """The MySQL error number behind an oslo.db DBError or a SQLAlchemy
-    DBAPIError (the claim's statement reaches us as the latter), or
+    DBAPIError (the reserving statement reaches us as the latter), or
     None."""
     args = getattr(_driver_error(error), 'args', ())
     return args[0] if args and isinstance(args[0], int) else None

@@ -29,7 +29,7 @@ written with the triggers told to stand aside (a session variable on
 MariaDB/MySQL, a transaction-local setting on PostgreSQL, migrations
 0012 and 0013: that connection only, that window only), what the nodes
 as written count is read, and the difference is appended to the
-counters. Any other writer, an older release's included, is still
+counters. Any other writer, an older version's included, is still
 counted by the triggers.
 
 Appended, not added: a window updates none of the counter rows every
@@ -38,7 +38,7 @@ transaction (on Galera, a sync holding one was aborted by the first
 reservation replicated from another node, and retried whole). Its counts are
 rows of their own, under slots no other writer uses (past
 ``models.SUMMARY_SLOTS``; ``slot % SUMMARY_SLOTS`` is still the nodes'
-slot). Readers sum every slot already, an older release's too; ``fold``
+slot). Readers sum every slot already, an older version's too; ``fold``
 adds the appended rows into the shared ones later, in a transaction of
 its own, short enough to be retried.
 """

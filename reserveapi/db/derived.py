@@ -16,8 +16,8 @@ Three kinds of rows are computed from others: a node's texts (from
 ``node_traits`` and ``node_capabilities``), its derived flags
 (``schedulable``, ``reserved``: from its columns and its live
 reservation) and the summary counters (from every node). Every writer of
-this release keeps them right in the same transaction; a writer that
-does not (an older release's on a newer schema, a hand edit, a bug)
+this version keeps them right in the same transaction; a writer that
+does not (an older version's on a newer schema, a hand edit, a bug)
 leaves rows that disagree, which the matcher and the capacity then read
 as truth. Here they are found and rewritten from their source:
 ``reserveapi-dbsync migrate`` walks every node, the inventory sync a

@@ -100,7 +100,7 @@ def check():
 
 def _check_schema():
     """Raise NoSchema unless the database has reached the revision this
-    code needs (a newer one, of a newer release beside it, will do)."""
+    code needs (a newer one, of a newer version beside it, will do)."""
     revision = migration.current()
     if revision is None or revision in _older_revisions():
         raise exception.NoSchema(cause='the database is at revision %s, '

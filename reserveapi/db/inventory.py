@@ -34,7 +34,7 @@ _SYNC_COLUMNS = ('source', 'synced_at', 'nodes', 'full_synced_at',
                  'watermark', 'location', 'outage_since', 'last_error',
                  'document_digest', 'nodes_digest')
 _SYNC_LEASE = leases.Lease(models.InventorySync)
-_RELEASE_LEASE = leases.Lease(models.IronicRelease)
+_CLEARING_LEASE = leases.Lease(models.ClaimToClear)
 
 
 def get_inventory_sync(source):
@@ -142,20 +142,21 @@ def drop_sync_lease(source, holder):
 def count_leases(now=None):
     """``{'inventory_sync': (alive, dead), 'ironic_release': (alive,
     dead)}``: the sync's lease and the leases on claims being cleared,
-    as ``leases.Lease.count`` counts them.
+    as ``leases.Lease.count`` counts them (the keys are the metric's
+    label values, kept from when clearing was called a release).
 
     :raises: DBError
     """
     now = now or timeutils.utcnow()
     with base.reader() as session:
         return {'inventory_sync': _SYNC_LEASE.count(session, now),
-                'ironic_release': _RELEASE_LEASE.count(session, now)}
+                'ironic_release': _CLEARING_LEASE.count(session, now)}
 
 
 # Claims of ours in Ironic to clear ------------------------------------------
 
-def _release_pair(node_uuid, instance_uuid):
-    table = models.IronicRelease
+def _pair_to_clear(node_uuid, instance_uuid):
+    table = models.ClaimToClear
     return (table.node_uuid == node_uuid,
             table.instance_uuid == instance_uuid)
 
@@ -172,7 +173,7 @@ class ClearRequest:
     delay: float = 0
 
 
-def add_ironic_release(session, node_uuid, instance_uuid, now, request):
+def add_claim_to_clear(session, node_uuid, instance_uuid, now, request):
     """Ask, in the caller's transaction, for ``instance_uuid``'s claim on
     ``node_uuid`` in Ironic to be cleared, as ``request`` (a
     ClearRequest) says; the node is not offered until it is.
@@ -188,37 +189,37 @@ def add_ironic_release(session, node_uuid, instance_uuid, now, request):
     same pair at once: the loser's transaction fails with
     DBDuplicateEntry, for its caller to retry.
     """
-    table = models.IronicRelease
+    table = models.ClaimToClear
     due = now + datetime.timedelta(seconds=request.delay)
     until = None
     if request.holder is not None:
         until = now + datetime.timedelta(seconds=request.lease_seconds)
-    pair = _release_pair(node_uuid, instance_uuid)
+    pair = _pair_to_clear(node_uuid, instance_uuid)
     nodes.mark_stale_by_uuid(session, node_uuid, now)
     if not session.execute(sa.update(table).where(*pair).values(
             generation=table.generation + 1, next_attempt_at=due,
             updated_at=now)).rowcount:
-        _insert_release(session, node_uuid, instance_uuid, now,
-                        next_attempt_at=due,
-                        **_RELEASE_LEASE.values(request.holder, until))
+        _insert_claim_to_clear(
+            session, node_uuid, instance_uuid, now, next_attempt_at=due,
+            **_CLEARING_LEASE.values(request.holder, until))
         return
     if request.holder is not None:
-        _RELEASE_LEASE.take(session, request.holder, until, now, *pair)
+        _CLEARING_LEASE.take(session, request.holder, until, now, *pair)
 
 
 @base.retrying(duplicates=True)
-def request_ironic_release(node_uuid, instance_uuid, request):
-    """add_ironic_release in a transaction of its own.
+def request_claim_to_clear(node_uuid, instance_uuid, request):
+    """add_claim_to_clear in a transaction of its own.
 
     :raises: DBError
     """
     with base.writer() as session:
-        add_ironic_release(session, node_uuid, instance_uuid,
+        add_claim_to_clear(session, node_uuid, instance_uuid,
                            timeutils.utcnow(), request)
 
 
 @base.retrying(duplicates=True)
-def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
+def take_claim_to_clear(node_uuid, instance_uuid, holder, lease_seconds,
                         now=None):
     """Become (or stay) the one process clearing the pair's claim for
     ``lease_seconds``; the row's generation, or None when there is no
@@ -228,24 +229,24 @@ def take_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
     """
     now = now or timeutils.utcnow()
     with base.writer() as session:
-        return _take_release(
-            session, _release_pair(node_uuid, instance_uuid), holder,
+        return _take_claim_to_clear(
+            session, _pair_to_clear(node_uuid, instance_uuid), holder,
             now + datetime.timedelta(seconds=lease_seconds), now)
 
 
-def _insert_release(session, node_uuid, instance_uuid, now, **values):
-    session.execute(sa.insert(models.IronicRelease).values(
+def _insert_claim_to_clear(session, node_uuid, instance_uuid, now, **values):
+    session.execute(sa.insert(models.ClaimToClear).values(
         node_uuid=node_uuid, instance_uuid=instance_uuid, attempts=0,
         created_at=now, generation=0, **values))
 
 
-def _take_release(session, pair, holder, until, now, **values):
+def _take_claim_to_clear(session, pair, holder, until, now, **values):
     """Lease the pair's row to ``holder`` (``values`` with it) unless a
     live process holds it; its generation, or None."""
-    if not _RELEASE_LEASE.take(session, holder, until, now, *pair,
-                               **values):
+    if not _CLEARING_LEASE.take(session, holder, until, now, *pair,
+                                **values):
         return None
-    return session.scalar(sa.select(models.IronicRelease.generation)
+    return session.scalar(sa.select(models.ClaimToClear.generation)
                           .where(*pair))
 
 
@@ -253,7 +254,7 @@ def _take_release(session, pair, holder, until, now, **values):
 def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
                        delay, now=None):
     """Before the pair is claimed again for a reservation other processes
-    may end meanwhile: a release row leased to ``holder`` for
+    may end meanwhile: a clearing row leased to ``holder`` for
     ``lease_seconds``, due ``delay`` seconds from now, which stands for
     the claim should ``holder`` die before it knows whether the
     reservation still stands. The row's generation, or None (nothing
@@ -263,28 +264,29 @@ def guard_ironic_claim(node_uuid, instance_uuid, holder, lease_seconds,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    pair = _release_pair(node_uuid, instance_uuid)
+    pair = _pair_to_clear(node_uuid, instance_uuid)
     until = now + datetime.timedelta(seconds=lease_seconds)
     due = now + datetime.timedelta(seconds=delay)
     with base.writer() as session:
-        generation = _take_release(session, pair, holder, until, now,
-                                   next_attempt_at=due, updated_at=now)
+        generation = _take_claim_to_clear(
+            session, pair, holder, until, now, next_attempt_at=due,
+            updated_at=now)
         if generation is None:
-            if session.scalar(sa.select(models.IronicRelease.id).where(
+            if session.scalar(sa.select(models.ClaimToClear.id).where(
                     *pair)) is not None:
                 return None
-            _insert_release(session, node_uuid, instance_uuid, now,
-                            next_attempt_at=due,
-                            **_RELEASE_LEASE.values(holder, until))
+            _insert_claim_to_clear(
+                session, node_uuid, instance_uuid, now, next_attempt_at=due,
+                **_CLEARING_LEASE.values(holder, until))
             generation = 0
-        # As for every release row: the node is not offered while it
+        # As for every clearing row: the node is not offered while it
         # stands (it is reserved anyway).
         nodes.mark_stale_by_uuid(session, node_uuid, now)
         return generation
 
 
 @base.retrying(duplicates=True)
-def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
+def renew_claim_to_clear(node_uuid, instance_uuid, holder, lease_seconds,
                          now=None):
     """Extend ``holder``'s lease; False if it no longer holds it.
 
@@ -292,32 +294,33 @@ def renew_ironic_release(node_uuid, instance_uuid, holder, lease_seconds,
     """
     now = now or timeutils.utcnow()
     with base.writer() as session:
-        return bool(_RELEASE_LEASE.renew(
+        return bool(_CLEARING_LEASE.renew(
             session, holder, now + datetime.timedelta(seconds=lease_seconds),
-            *_release_pair(node_uuid, instance_uuid)))
+            *_pair_to_clear(node_uuid, instance_uuid)))
 
 
-def due_ironic_releases(limit, now=None):
-    """The releases due and not being cleared, oldest first.
+def due_claims_to_clear(limit, now=None):
+    """The claims to clear that are due and not being cleared, oldest
+    first.
 
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
+    table = models.ClaimToClear
     with base.reader() as session:
-        return [records.IronicReleaseRecord(
+        return [records.ClaimToClearRecord(
             id=row.id, node_uuid=row.node_uuid,
             instance_uuid=row.instance_uuid, attempts=row.attempts,
             next_attempt_at=row.next_attempt_at, last_error=row.last_error,
             created_at=row.created_at)
             for row in session.scalars(
                 sa.select(table).where(table.next_attempt_at <= now,
-                                       _RELEASE_LEASE.free(now))
+                                       _CLEARING_LEASE.free(now))
                 .order_by(table.next_attempt_at, table.id).limit(limit))]
 
 
 @base.retrying(duplicates=True)
-def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
+def finish_claim_to_clear(node_uuid, instance_uuid, holder, generation,
                           now=None):
     """``holder`` cleared the claim (or found it no longer ours to
     clear) while the row was at ``generation``: the row goes, and the
@@ -327,20 +330,20 @@ def finish_ironic_release(node_uuid, instance_uuid, holder, generation,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
-    pair = _release_pair(node_uuid, instance_uuid)
+    table = models.ClaimToClear
+    pair = _pair_to_clear(node_uuid, instance_uuid)
     with base.writer() as session:
         finished = session.execute(sa.delete(table).where(
-            *pair, _RELEASE_LEASE.held_by(holder),
+            *pair, _CLEARING_LEASE.held_by(holder),
             table.generation == generation)).rowcount
         if not finished:
-            _RELEASE_LEASE.drop(session, holder, *pair, next_attempt_at=now,
-                                updated_at=now)
+            _CLEARING_LEASE.drop(session, holder, *pair,
+                                 next_attempt_at=now, updated_at=now)
     return bool(finished)
 
 
 @base.retrying(duplicates=True)
-def postpone_ironic_release(node_uuid, instance_uuid, holder, error,
+def postpone_claim_to_clear(node_uuid, instance_uuid, holder, error,
                             next_attempt_at, now=None):
     """``holder`` could not clear the claim: its lease ends and the row is
     due again at ``next_attempt_at``.
@@ -348,36 +351,36 @@ def postpone_ironic_release(node_uuid, instance_uuid, holder, error,
     :raises: DBError
     """
     now = now or timeutils.utcnow()
-    table = models.IronicRelease
+    table = models.ClaimToClear
     with base.writer() as session:
-        _RELEASE_LEASE.drop(
-            session, holder, *_release_pair(node_uuid, instance_uuid),
+        _CLEARING_LEASE.drop(
+            session, holder, *_pair_to_clear(node_uuid, instance_uuid),
             attempts=table.attempts + 1, last_error=error[:2000],
             next_attempt_at=next_attempt_at, updated_at=now)
 
 
-def count_ironic_releases():
+def count_claims_to_clear():
     """:raises: DBError"""
     with base.reader() as session:
         return session.scalar(sa.select(sa.func.count()).select_from(
-            models.IronicRelease))
+            models.ClaimToClear))
 
 
 def claim_is_orphaned(node_uuid, instance_uuid):
     """Whether nothing of ours stands for the pair's claim in Ironic: no
-    live reservation of the instance (on any node), and no release row
+    live reservation of the instance (on any node), and no clearing row
     for the pair (a clear under way, or a claim made again).
 
     :raises: DBError
     """
-    release = models.IronicRelease
+    clearing = models.ClaimToClear
     with base.reader() as session:
         return session.scalar(
             sa.select(models.Reservation.id).where(
                 models.Reservation.active_instance_uuid == instance_uuid)
         ) is None and session.scalar(
-            sa.select(release.id).where(
-                *_release_pair(node_uuid, instance_uuid))) is None
+            sa.select(clearing.id).where(
+                *_pair_to_clear(node_uuid, instance_uuid))) is None
 
 
 def holds_live(node_uuid, instance_uuid):

@@ -12,7 +12,7 @@
 
 """Leases: a row held by one process until a time, taken, renewed and
 dropped the same way for every leased table (the inventory sync, the
-Ironic releases, the mirror's hosts).
+claims to clear in Ironic, the mirror's hosts).
 
 A lease is its holder and the time it lapses unless renewed; a process
 that dies stops renewing, and the next taker finds it expired. Taking,
@@ -21,7 +21,7 @@ decides between processes racing for a row: the first to commit holds
 it.
 
 The columns are ``leased_by`` and ``leased_until`` (migration 0014;
-release 1.0.0 called them ``claimed_by`` and ``claimed_until``): "claim"
+version 1.0.0 called them ``claimed_by`` and ``claimed_until``): "claim"
 means only Ironic's ``instance_uuid`` on a node, never a lease.
 """
 

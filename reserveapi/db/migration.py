@@ -13,23 +13,23 @@
 """Alembic driver behind reserveapi-dbsync: one chain of migrations, each
 of one phase.
 
-Every migration after release 1.0.0's schema declares ``phase``:
+Every migration after version 1.0.0's schema declares ``phase``:
 ``expand`` only adds (tables, nullable columns, indexes, triggers that
-keep an old and a new representation in step), so that the release
+keep an old and a new representation in step), so that the version
 before keeps working on the expanded schema; ``contract`` only removes,
-and declares ``oldest_release``, the oldest release series (``1.1``)
+and declares ``oldest_version``, the oldest version series (``1.1``)
 that may still run once it is applied. The migrations up to 1.0.0's
 schema predate the rule: they are ``offline``, run only by ``upgrade``
 with the services stopped (or on an empty database). One linear chain,
-not alembic branches, so that a release reads the revision of a
-database that a newer release expanded as one revision it does not
+not alembic branches, so that a version reads the revision of a
+database that a newer version expanded as one revision it does not
 know, not as two heads it cannot read at all.
 
 ``expand`` runs the pending migrations up to the first contract one;
 ``contract`` the rest. Each migration commits on its own, and waits for
 a table's lock at most ``LOCK_TIMEOUT`` seconds at a time (retried): a
 migration queued behind a long transaction does not make every request
-of the serving release queue behind it.
+of the serving version queue behind it.
 """
 
 import dataclasses
@@ -52,7 +52,7 @@ LOG = log.getLogger(__name__)
 EXPAND, CONTRACT, OFFLINE = 'expand', 'contract', 'offline'
 
 BASELINE = '0010_trait_triggers_by_index'
-"""The schema of release 1.0.0, the oldest an online upgrade starts
+"""The schema of version 1.0.0, the oldest an online upgrade starts
 from."""
 
 LOCK_TIMEOUT = 5
@@ -74,7 +74,7 @@ class Migration:
     revision: str
     phase: str
     doc: str
-    oldest_release: str = None
+    oldest_version: str = None
     privileges: tuple = ()
 
 
@@ -98,7 +98,7 @@ def migrations():
             revision=script.revision,
             phase=getattr(module, 'phase', OFFLINE),
             doc=(script.doc or '').strip(),
-            oldest_release=getattr(module, 'oldest_release', None),
+            oldest_version=getattr(module, 'oldest_version', None),
             privileges=tuple(getattr(module, 'privileges', ()))))
     return found
 
@@ -137,8 +137,8 @@ def head():
 def needed():
     """The newest revision this code needs the database to have reached:
     its head, less the contract migrations that end the chain. Those only
-    remove what older releases read, so this code serves before them,
-    beside the release they wait for."""
+    remove what older versions read, so this code serves before them,
+    beside the version they wait for."""
     every = migrations()
     while len(every) > 1 and every[-1].phase == CONTRACT:
         every.pop()
@@ -228,8 +228,8 @@ def _refuse_offline(pending, at):
     offline = [m.revision for m in pending if m.phase == OFFLINE]
     if offline and at is not None:
         raise exception.UpgradeRefused(
-            'The database is at %s, older than release 1.0.0\'s schema '
-            '(%s): %s cannot run while a release serves. Stop every '
+            'The database is at %s, older than version 1.0.0\'s schema '
+            '(%s): %s cannot run while a version serves. Stop every '
             'service and run "reserveapi-dbsync upgrade", or upgrade to '
             '1.0.0 first.' % (at, BASELINE, ', '.join(offline)))
 
@@ -238,8 +238,8 @@ def _at_known(engine):
     at = current(engine)
     if not knows(at):
         raise exception.UpgradeRefused(
-            'The database is at %s, a revision newer than this release '
-            'knows (%s): a newer release migrated it. Run that release\'s '
+            'The database is at %s, a revision newer than this version '
+            'knows (%s): a newer version migrated it. Run that version\'s '
             'reserveapi-dbsync.' % (at, head()))
     return at
 
@@ -276,7 +276,7 @@ def pending_contract(engine=None):
 
 def contract(engine=None):
     """Apply every pending migration once expand has run: the contract
-    ones (and the expand ones of a later release that follow them).
+    ones (and the expand ones of a later version that follow them).
     Returns the migrations applied.
 
     :raises: UpgradeRefused, DBError

@@ -27,7 +27,7 @@ from reserveapi.common import node_fields
 
 TABLE_ARGS = {'mysql_charset': 'utf8mb4', 'mysql_engine': 'InnoDB'}
 # Microseconds on MariaDB/MySQL too, whose DATETIME keeps whole seconds
-# unless told otherwise: ordering, expiry and claims need them.
+# unless told otherwise: ordering, expiry and leases need them.
 DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
 # Unbounded text; MEDIUMTEXT on MariaDB/MySQL, whose TEXT stops at 64 KB.
 NodeText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
@@ -203,9 +203,10 @@ class Reservation(TimestampMixin, Base):
 
 SUMMARY_SLOTS = 16
 """Counter rows per key of the node summary: a node adds to slot ``id %
-SUMMARY_SLOTS``, so that concurrent claims (and Galera writers) seldom
-update the same row; a reader sums the slots, those past SUMMARY_SLOTS
-too, where bulk writes append their counts (db/counters.py)."""
+SUMMARY_SLOTS``, so that concurrent reservations (and Galera writers)
+seldom update the same row; a reader sums the slots, those past
+SUMMARY_SLOTS too, where bulk writes append their counts
+(db/counters.py)."""
 
 
 def _summary_key(name, length=None):
@@ -356,7 +357,7 @@ class InventorySync(Base):
     nodes_digest = sa.Column(sa.String(64), nullable=True)
 
 
-class IronicRelease(TimestampMixin, Base):
+class ClaimToClear(TimestampMixin, Base):
     """A claim of ours in Ironic to clear: its node is not offered while
     the row exists.
 
@@ -365,6 +366,10 @@ class IronicRelease(TimestampMixin, Base):
     instance on this node with nothing deployed, and no live reservation
     of ours holds that pair. ``generation`` counts the requests to clear
     it: a clear finishes (deletes the row) only if none came meanwhile.
+
+    The table keeps the name version 1.0.0 gave it, ``ironic_releases``
+    (from when clearing a claim was called a release): renaming a table
+    would take an expand and a contract for no change in behaviour.
     """
 
     __tablename__ = 'ironic_releases'
@@ -389,9 +394,9 @@ class IronicRelease(TimestampMixin, Base):
 
 
 class Service(Base):
-    """A running process of the service and the release it runs, renewed
+    """A running process of the service and the version it runs, renewed
     by the process while it lives (``seen_at``) and gone from every
-    answer once ``expires_at`` passes: which releases serve the database
+    answer once ``expires_at`` passes: which versions serve the database
     now, for ``reserveapi-status upgrade check`` and ``reserveapi-dbsync
     contract`` during a rolling upgrade.
     """
@@ -408,7 +413,8 @@ class Service(Base):
     kind = sa.Column(sa.String(32), nullable=False)
     host = sa.Column(sa.String(255), nullable=False)
     pid = sa.Column(sa.Integer, nullable=False)
-    release = sa.Column(sa.String(64), nullable=False)
+    # The column keeps the name version 1.0.0's schema gave it.
+    version = sa.Column('release', sa.String(64), nullable=False)
     schema_head = sa.Column(sa.String(64), nullable=False)
     started_at = sa.Column(DateTime, nullable=False)
     seen_at = sa.Column(DateTime, nullable=False)

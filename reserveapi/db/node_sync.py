@@ -432,8 +432,8 @@ def _remove(session, removed, flagged, now):
             # them (migration 0009), and the summary's triggers count a
             # statement's traits out at once, a deleted node's own ones
             # one node at a time (migration 0007). The nodes locked
-            # before, as for every write of traits: a claim of one of them
-            # meanwhile would count its traits out a second time.
+            # before, as for every write of traits: a reservation of one of
+            # them meanwhile would count its traits out a second time.
             session.execute(sa.select(models.Node.id).where(
                 models.Node.id.in_(chunk)).with_for_update())
             _delete_children(session, chunk)

@@ -222,8 +222,8 @@ def awaiting_ironic_clear():
     """Whether the node (``models.Node``) has a claim of ours in Ironic
     waiting to be cleared (``ironic_releases``): such a node stays stale,
     never offered, so that no new claim of it races with the clear."""
-    release = models.IronicRelease
-    return sa.exists().where(release.node_uuid == models.Node.uuid)
+    clearing = models.ClaimToClear
+    return sa.exists().where(clearing.node_uuid == models.Node.uuid)
 
 
 def clear_reserved_flag(session, node_id):

@@ -196,7 +196,7 @@ class InventorySyncRecord:
 
 
 @dataclasses.dataclass(frozen=True)
-class IronicReleaseRecord:
+class ClaimToClearRecord:
     """A claim in Ironic left for the worker to clear."""
 
     id: int
@@ -211,12 +211,12 @@ class IronicReleaseRecord:
 @dataclasses.dataclass(frozen=True)
 class ServiceRecord:
     """A process that reported itself alive: what it is, where, and the
-    release and newest schema revision its code knows."""
+    version and newest schema revision its code knows."""
 
     kind: str
     host: str
     pid: int
-    release: str
+    version: str
     schema_head: str
     started_at: object
     seen_at: object

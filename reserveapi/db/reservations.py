@@ -267,7 +267,7 @@ def _leave_node(session, reservation, ending):
     if ending.stale:
         nodes.mark_stale(session, [reservation.node_id], now)
     if ending.clear_in_ironic is not None:
-        inventory.add_ironic_release(session, reservation.node_uuid,
+        inventory.add_claim_to_clear(session, reservation.node_uuid,
                                      reservation.instance_uuid, now,
                                      ending.clear_in_ironic)
 
@@ -301,8 +301,8 @@ def _release_statement():
     ).join_from(deleted, node, node.id == deleted.c.node_id).add_cte(cleared)
 
 
-# A duplicate: the release row of ``ending.clear_in_ironic`` inserted by
-# another process at once (inventory.add_ironic_release); the retry finds
+# A duplicate: the clearing row of ``ending.clear_in_ironic`` inserted by
+# another process at once (inventory.add_claim_to_clear); the retry finds
 # it.
 @base.retrying(duplicates=True)
 def delete_reservation(reservation, ending):
@@ -395,7 +395,7 @@ def expire_reservations(older_than, ending):
             nodes.mark_stale(session, node_ids, now)
         if ending.clear_in_ironic is not None:
             for row in rows:
-                inventory.add_ironic_release(session, row.uuid,
+                inventory.add_claim_to_clear(session, row.uuid,
                                              row.instance_uuid, now,
                                              ending.clear_in_ironic)
     return expired

@@ -28,7 +28,7 @@ FORGOTTEN_AFTER = datetime.timedelta(days=1)
 
 
 @base.retrying()
-def beat(holder, kind, host, pid, release, schema_head, started_at,
+def beat(holder, kind, host, pid, version, schema_head, started_at,
          lifetime):
     """Record that the process ``holder`` is alive for ``lifetime``
     seconds more.
@@ -48,7 +48,7 @@ def beat(holder, kind, host, pid, release, schema_head, started_at,
         session.execute(sa.delete(service).where(
             service.expires_at < now - FORGOTTEN_AFTER))
         session.execute(sa.insert(service).values(
-            holder=holder, kind=kind, host=host, pid=pid, release=release,
+            holder=holder, kind=kind, host=host, pid=pid, version=version,
             schema_head=schema_head, started_at=started_at, seen_at=now,
             expires_at=now + datetime.timedelta(seconds=lifetime)))
 
@@ -76,7 +76,7 @@ def live():
                 service.expires_at >= timeutils.utcnow()).order_by(
                     service.started_at, service.id)).scalars()
         return [records.ServiceRecord(
-            kind=row.kind, host=row.host, pid=row.pid, release=row.release,
+            kind=row.kind, host=row.host, pid=row.pid, version=row.version,
             schema_head=row.schema_head, started_at=row.started_at,
             seen_at=row.seen_at) for row in rows]
 

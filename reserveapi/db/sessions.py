@@ -11,11 +11,11 @@
 # under the License.
 
 """Every connection says which process of ours made it, so that the
-database's own list of sessions shows each running release, whether or
-not it records a heartbeat (release 1.0.0 records none, and names no
+database's own list of sessions shows each running version, whether or
+not it records a heartbeat (version 1.0.0 records none, and names no
 connection either).
 
-The name is ``reserveapi:KIND:PID:RELEASE:HOST``, for instance
+The name is ``reserveapi:KIND:PID:VERSION:HOST``, for instance
 ``reserveapi:worker:4711:1.1.0:ctl-1``: PostgreSQL's
 ``application_name`` (``pg_stat_activity``), which keeps 63 bytes, so
 the host comes last and is what gets cut; on MariaDB/MySQL the
@@ -64,7 +64,7 @@ class ProcessName:
 
     kind: str
     pid: int
-    release: str
+    version: str
     host: str
 
 
@@ -86,7 +86,7 @@ def _process_kind():
 def name():
     """This process's name for its connections, at most MAX_BYTES."""
     text = ':'.join((PREFIX, _process_kind(), str(os.getpid()),
-                     version.release_string(), socket.gethostname()))
+                     version.version_string(), socket.gethostname()))
     return text.encode('utf-8')[:MAX_BYTES].decode('utf-8', 'ignore')
 
 
@@ -96,10 +96,10 @@ def parse(text):
     if len(parts) != 5 or parts[0] != PREFIX or not parts[2].isdigit():
         return None
     try:
-        version.release_tuple(parts[3])
+        version.version_tuple(parts[3])
     except ValueError:
         return None
-    return ProcessName(kind=parts[1], pid=int(parts[2]), release=parts[3],
+    return ProcessName(kind=parts[1], pid=int(parts[2]), version=parts[3],
                        host=parts[4])
 
 

@@ -33,7 +33,7 @@ instance is on it: a clear that saw our instance removes only ours.
 
 A claim made again for a reservation others know (a retried request, a
 worker's repair) may land after that reservation ended and its clear
-ran. Such a claim is made under a release row of its own, leased to the
+ran. Such a claim is made under a clearing row of its own, leased to the
 claiming process until it knows the reservation still stands
 (``guard``): no clear runs while it is on its way, and a process that
 dies in between leaves the row for a worker.
@@ -46,7 +46,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 
 from reserveapi.common import exception
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.common import outages
 from reserveapi.common import states
 from reserveapi.db import inventory as db_inventory
@@ -54,7 +54,7 @@ from reserveapi.inventory import sync as inventory_sync
 
 LOG = log.getLogger(__name__)
 
-UNCERTAIN_DELAY = 2 * lease.SECONDS
+UNCERTAIN_DELAY = 2 * heartbeat.SECONDS
 """Seconds before a worker clears a claim whose PATCH may still be on
 its way (Ironic could not be asked, or the request failed midway): long
 enough for it to have landed, so that the clear sees it."""
@@ -67,8 +67,8 @@ def clear_now():
     """How a release that clears its claim itself asks for it: leased to
     this process, which clears it right after committing (or, if it
     dies, a worker once the lease lapses)."""
-    return db_inventory.ClearRequest(holder=lease.holder(),
-                                     lease_seconds=lease.SECONDS)
+    return db_inventory.ClearRequest(holder=heartbeat.holder(),
+                                     lease_seconds=heartbeat.SECONDS)
 
 
 def clear_later(delay=0):
@@ -104,7 +104,7 @@ def claim(source, node_uuid, instance_uuid, info):
 
 @dataclasses.dataclass(frozen=True)
 class Guard:
-    """The release row that stands for a claim made again, leased to the
+    """The clearing row that stands for a claim made again, leased to the
     claiming process (``guard``), at ``generation``."""
 
     node_uuid: str
@@ -121,14 +121,14 @@ class Guard:
         """Nothing of ours is left to clear (the claim is known to stand
         with its reservation, or never landed): the row goes, unless a
         clear was asked for meanwhile."""
-        db_inventory.finish_ironic_release(self.node_uuid,
+        db_inventory.finish_claim_to_clear(self.node_uuid,
                                            self.instance_uuid, self.holder,
                                            self.generation)
 
     def postpone(self, error):
         """The claim may land still: a worker clears it once it must have
         (leaving it alone if a live reservation holds it)."""
-        db_inventory.postpone_ironic_release(
+        db_inventory.postpone_claim_to_clear(
             self.node_uuid, self.instance_uuid, self.holder,
             str(error) or type(error).__name__,
             timeutils.utcnow() + datetime.timedelta(
@@ -138,7 +138,7 @@ class Guard:
 def guard(node_uuid, instance_uuid):
     """Before claiming the pair again for a reservation other requests
     know and may end meanwhile (a retried request, a worker's repair): a
-    release row leased to this process stands for the claim until the
+    clearing row leased to this process stands for the claim until the
     claimer knows whether the reservation still stands. Should it end
     meanwhile and this process die between the PATCH and that answer, a
     worker clears the claim once the lease lapses (one a live
@@ -149,9 +149,9 @@ def guard(node_uuid, instance_uuid):
     :raises: ClaimBeingCleared when another process is clearing (or
         claiming) this very claim: nothing was written.
     """
-    holder = lease.holder()
+    holder = heartbeat.holder()
     generation = db_inventory.guard_ironic_claim(
-        node_uuid, instance_uuid, holder, lease.SECONDS, UNCERTAIN_DELAY)
+        node_uuid, instance_uuid, holder, heartbeat.SECONDS, UNCERTAIN_DELAY)
     if generation is None:
         raise exception.ClaimBeingCleared(instance_uuid=instance_uuid,
                                           node=node_uuid)
@@ -159,11 +159,11 @@ def guard(node_uuid, instance_uuid):
 
 
 def _leased(node_uuid, instance_uuid, holder, name):
-    """A heartbeat keeping ``holder``'s lease on the pair's release row
+    """A heartbeat keeping ``holder``'s lease on the pair's clearing row
     while Ironic is asked."""
-    return lease.Heartbeat(
-        lambda: db_inventory.renew_ironic_release(
-            node_uuid, instance_uuid, holder, lease.SECONDS), name=name)
+    return heartbeat.Heartbeat(
+        lambda: db_inventory.renew_claim_to_clear(
+            node_uuid, instance_uuid, holder, heartbeat.SECONDS), name=name)
 
 
 def _clear_elsewhere(source, instance_uuid):
@@ -176,7 +176,7 @@ def _clear_elsewhere(source, instance_uuid):
                                          node=node_uuid, state=state)
     LOG.warning('Ironic has instance %s on node %s too, which it does not '
                 'hold here; clearing that claim.', instance_uuid, node_uuid)
-    db_inventory.request_ironic_release(node_uuid, instance_uuid,
+    db_inventory.request_claim_to_clear(node_uuid, instance_uuid,
                                         clear_now())
     if clear(source, node_uuid, instance_uuid) is None:
         raise exception.ClaimBeingCleared(instance_uuid=instance_uuid,
@@ -191,9 +191,9 @@ def clear(source, node_uuid, instance_uuid):
     :raises: ClaimNotCleared, IronicUnavailable (noted, logged once per
         outage): the row stays, due again at the worker's next pass.
     """
-    holder = lease.holder()
-    generation = db_inventory.take_ironic_release(
-        node_uuid, instance_uuid, holder, lease.SECONDS)
+    holder = heartbeat.holder()
+    generation = db_inventory.take_claim_to_clear(
+        node_uuid, instance_uuid, holder, heartbeat.SECONDS)
     if generation is None:
         return None
     page = None
@@ -202,13 +202,13 @@ def clear(source, node_uuid, instance_uuid):
         # claim a live reservation stands on.
         outcome = 'held by a live reservation, left alone'
     else:
-        keeper = _leased(node_uuid, instance_uuid, holder, 'ironic-release')
+        keeper = _leased(node_uuid, instance_uuid, holder, 'claim-clear')
         try:
             with keeper:
-                outcome, page = source.release(node_uuid, instance_uuid,
-                                               keeper.held)
+                outcome, page = source.clear_claim(
+                    node_uuid, instance_uuid, keeper.held)
         except exception.ServiceUnavailable as error:
-            db_inventory.postpone_ironic_release(
+            db_inventory.postpone_claim_to_clear(
                 node_uuid, instance_uuid, holder, error.detail,
                 timeutils.utcnow())
             if isinstance(error, exception.IronicUnavailable):
@@ -218,7 +218,7 @@ def clear(source, node_uuid, instance_uuid):
                             'trying again later.', instance_uuid,
                             node_uuid, error.detail)
             raise
-    if not db_inventory.finish_ironic_release(node_uuid, instance_uuid,
+    if not db_inventory.finish_claim_to_clear(node_uuid, instance_uuid,
                                               holder, generation):
         outcome += '; asked again meanwhile, so cleared again later'
     LOG.info('Claim of instance %s on Ironic node %s: %s.', instance_uuid,
@@ -247,9 +247,9 @@ def clear_due(source):
     """The worker's part: clear every claim due; returns how many were
     dealt with. Ironic unreachable ends the pass (raised)."""
     cleared = 0
-    for release in db_inventory.due_ironic_releases(PER_PASS):
+    for due in db_inventory.due_claims_to_clear(PER_PASS):
         try:
-            outcome = clear(source, release.node_uuid, release.instance_uuid)
+            outcome = clear(source, due.node_uuid, due.instance_uuid)
         except exception.ClaimNotCleared:
             continue  # due again later; the others may go through
         if outcome is not None:

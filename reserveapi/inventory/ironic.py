@@ -392,7 +392,7 @@ class IronicSource:
             raise peers.ironic_unavailable(error)
         return node.uuid, node.provision_state
 
-    def release(self, node_uuid, instance_uuid, still_ours):
+    def clear_claim(self, node_uuid, instance_uuid, still_ours):
         """Clear the node's claim in Ironic if it is still
         ``instance_uuid``'s and nothing was deployed.
 

@@ -30,7 +30,7 @@ Two kinds of work, both for the Ironic source only:
   instance. Every disagreement is logged, at every pass, until it is
   gone.
 * Claims of ours (``ironic.CLAIMED_BY``) on available nodes that no
-  reservation holds and no release row stands for, older than
+  reservation holds and no clearing row stands for, older than
   ``[ironic] orphan_claim_grace``: none should exist, but each would
   keep its node from every scheduler for good. Each is logged, counted
   and cleared the way a release clears its claim.
@@ -56,7 +56,7 @@ LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 
 PER_PASS = 500
-"""Releases, and disagreements, handled by one pass at most."""
+"""Claims to clear, and disagreements, handled by one pass at most."""
 
 
 def reconcile():
@@ -65,12 +65,12 @@ def reconcile():
     Ironic unreachable ends the pass early (noted, logged once per
     outage); the next pass carries on.
     """
-    counts = {'released': 0, 'repaired': 0, 'reported': 0, 'orphaned': 0}
+    counts = {'cleared': 0, 'repaired': 0, 'reported': 0, 'orphaned': 0}
     if not sources.configured().reconciled:
         return counts
     source = sources.ironic_source()
     try:
-        counts['released'] = claims.clear_due(source)
+        counts['cleared'] = claims.clear_due(source)
         last = inventory_sync.last_sync()
         if last is not None:
             _check_reservations(source, last.synced_at, counts)
@@ -119,7 +119,7 @@ def _clear_orphans(source):
                     'that no reservation holds and no clear stands for; '
                     'clearing it.', node_uuid, instance_uuid)
         metrics.IRONIC_ORPHAN_CLAIMS.inc()
-        db_inventory.request_ironic_release(node_uuid, instance_uuid,
+        db_inventory.request_claim_to_clear(node_uuid, instance_uuid,
                                             claims.clear_now())
         claims.clear_quietly(source, node_uuid, instance_uuid)
         found += 1

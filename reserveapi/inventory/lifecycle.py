@@ -13,7 +13,7 @@
 """A reservation and its claim in Ironic, from the claim to its clear.
 
 Every transition between a reservation, its node's claim in Ironic and
-that claim's release row (``ironic_releases``) is made here:
+that claim's clearing row (``ironic_releases``) is made here:
 
 * the claim of a reservation just made (``claim_new``), and the claim
   made again for one others know: a retried request's (``claim_again``)
@@ -33,7 +33,7 @@ nothing.
 Together they keep one invariant, in whatever order a request's claim,
 the worker's repair, a release, an expiry and a takeover interleave: a
 claim of ours in Ironic stands only while a live reservation holds its
-node, or while a release row (``ironic_releases``) stands for it, and
+node, or while a clearing row (``ironic_releases``) stands for it, and
 that row is cleared by the process that wrote it or, once its lease
 lapses, by a worker. Every end of a reservation writes such a row in the
 transaction that ends it, and every claim made again is made under one
@@ -270,7 +270,7 @@ def reclaim(source, reservation):
 
 
 def _claim_known(source, reservation, info, settles, announce):
-    """Claim again, under a release row of its own (``claims.guard``),
+    """Claim again, under a clearing row of its own (``claims.guard``),
     the node of ``reservation``, which others know and may end
     meanwhile; as ``_after_failure`` for ``settles`` and ``announce``.
     Whether it is held; False when it is gone.
@@ -366,7 +366,7 @@ def _still_live(source, reservation):
     LOG.info('Reservation %s ended while node %s was being claimed for '
              'it; clearing that claim.', reservation.uuid,
              reservation.node_uuid)
-    db_inventory.request_ironic_release(
+    db_inventory.request_claim_to_clear(
         reservation.node_uuid, reservation.instance_uuid, claims.clear_now())
     claims.clear_quietly(source, reservation.node_uuid,
                          reservation.instance_uuid)

@@ -41,7 +41,7 @@ from oslo_utils import timeutils
 from reserveapi import notifications
 from reserveapi.common import collector
 from reserveapi.common import exception
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.common import metrics
 import reserveapi.conf
 from reserveapi.db import counters as db_counters
@@ -110,7 +110,7 @@ def repair_derived():
     """Check the derived rows of the next ``REPAIR_WINDOW`` nodes, and
     the counters once the window wraps around, repairing what disagrees
     with its source. A node the sync finds unchanged is not rewritten,
-    so rows an older release's writer left wrong are found here, a
+    so rows an older version's writer left wrong are found here, a
     window per pass, however long the inventory stays the same. First
     the counts a bulk write appended are folded into the counters
     (db/counters.py).
@@ -187,13 +187,13 @@ def _unreadable(error):
 def _sync_ironic(full, wait):
     """One pass under the sync lease, which a heartbeat keeps short-lived:
     a worker killed mid-pass blocks no other for more than
-    ``lease.SECONDS``."""
+    ``heartbeat.SECONDS``."""
     source = sources.ironic_source()
-    holder = lease.holder()
+    holder = heartbeat.holder()
     _take_lease(holder, wait)
-    keeper = lease.Heartbeat(
+    keeper = heartbeat.Heartbeat(
         lambda: db_inventory.take_sync_lease(ironic.NAME, holder,
-                                             lease.SECONDS),
+                                             heartbeat.SECONDS),
         name='inventory-sync')
     try:
         with keeper:
@@ -231,7 +231,7 @@ def _sync_ironic(full, wait):
 def _take_lease(holder, wait):
     deadline = time.monotonic() + WAIT_SECONDS
     while not db_inventory.take_sync_lease(ironic.NAME, holder,
-                                           lease.SECONDS):
+                                           heartbeat.SECONDS):
         if not wait or time.monotonic() > deadline:
             raise exception.SyncInProgress()
         time.sleep(LEASE_WAIT)

@@ -29,7 +29,7 @@ from oslo_utils import uuidutils
 
 from reserveapi import notifications
 from reserveapi.common import exception
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.common import metrics
 import reserveapi.conf
 from reserveapi.db import mirror as db_mirror
@@ -78,7 +78,7 @@ def kept_leases(holder):
     applies them: ``[mirror] lease_timeout`` then only bounds how long
     the rows of a worker that died wait for another."""
     seconds = CONF.mirror.lease_timeout
-    return lease.Heartbeat(
+    return heartbeat.Heartbeat(
         lambda: db_mirror.renew_leases(holder, seconds) or True,
         seconds=seconds, name='mirror')
 

@@ -16,7 +16,7 @@ names: the one place that knows them.
 Our driver subclasses :class:`StockDriver` and calls only the names it
 adds below, private like them, so that the driver's public names stay
 those of Nova's ``ComputeDriver`` (Nova's own contract test). A Nova
-release that renames or drops one of ``PRIVATE`` breaks here, loudly, in
+version that renames or drops one of ``PRIVATE`` breaks here, loudly, in
 ``tests/nova/test_units.py``, which checks each of them against the
 installed Nova; nowhere else in ``reserveapi.nova`` uses a private name of
 Nova's.

@@ -12,7 +12,7 @@
 
 """reserveapi's image (``Containerfile``, ``tools/containers/``) built
 and run by podman: every role against private PostgreSQL and MariaDB
-servers, and the rolling upgrade from release 1.0.0's image; run by
+servers, and the rolling upgrade from version 1.0.0's image; run by
 ``tox -e containers`` (as root). Unless
 ``RESERVEAPI_TEST_SUITE=containers`` this package contributes no tests
 at all.

@@ -336,7 +336,7 @@ class TestKubePlay(testtools.TestCase):
         metrics = requests.get(urls[1] + '/metrics', timeout=30).text
         self.assertIn('reserveapi_api_request_duration_seconds', metrics)
 
-        # The previous release is gone (there was none): contract.
+        # The previous version is gone (there was none): contract.
         self.run_job('schema/contract/job.yaml')
         self.assertTrue(loopback.answers(urls[0] + '/healthcheck'))
 

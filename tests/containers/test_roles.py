@@ -76,7 +76,7 @@ class TestImage(ContainerTestCase):
         self.assertLessEqual(int(self.inspect('{{.Size}}')),
                              MAX_IMAGE_BYTES)
         labels = json.loads(self.inspect('{{json .Labels}}'))
-        self.assertEqual(version.release_string(),
+        self.assertEqual(version.version_string(),
                          labels['org.opencontainers.image.version'])
         self.assertRegex(labels['org.opencontainers.image.revision'],
                          '^[0-9a-f]{40}(-dirty)?$')
@@ -93,9 +93,9 @@ class TestImage(ContainerTestCase):
             '/opt/build-tools /build /root/.cache/pip /run/secrets/ca; '
             'do [ -e "$p" ] && echo "$p"; done; true'))
         self.assertEqual('', missing)
-        self.assertEqual(version.release_string() + '\n', self.run_in(
+        self.assertEqual(version.version_string() + '\n', self.run_in(
             'python', '-c', 'from reserveapi import version; '
-            'print(version.release_string())'))
+            'print(version.version_string())'))
 
 
 class TestRoles(ContainerTestCase):

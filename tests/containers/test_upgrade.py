@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The rolling upgrade by swapping images, under load: release 1.0.0's
+"""The rolling upgrade by swapping images, under load: version 1.0.0's
 image (commit d005916, built the same way) serves compute hosts that
 never stop reserving; this checkout's image expands and migrates the
 schema; its API and worker containers start beside the old ones; the old

@@ -32,7 +32,7 @@ import sqlalchemy as sa
 import webtest
 
 from reserveapi.api import app
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
@@ -141,7 +141,7 @@ EVERY_BACKEND = [SQLITE, POSTGRESQL, MYSQL]
 SERVER_BACKENDS = [POSTGRESQL, MYSQL]
 
 
-class _ThreadlessHeartbeat(lease.Heartbeat):
+class _ThreadlessHeartbeat(heartbeat.Heartbeat):
     """A lease's heartbeat without its thread, for SQLite's test database:
     one connection that two threads must not write on at once. A lease
     stays held for the whole test."""
@@ -168,7 +168,7 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
         super().setUp()
         if self.engine.dialect.name == 'sqlite':
             self.useFixture(fixtures.MockPatchObject(
-                lease, 'Heartbeat', _ThreadlessHeartbeat))
+                heartbeat, 'Heartbeat', _ThreadlessHeartbeat))
 
     @property
     def engine(self):

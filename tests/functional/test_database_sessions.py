@@ -13,11 +13,11 @@
 """The database's own sessions against the heartbeats: each process
 names its connections, and ``reserveapi-status upgrade check`` and
 ``reserveapi-dbsync contract`` see a process that records no heartbeat
-(release 1.0.0 records none and names nothing).
+(version 1.0.0 records none and names nothing).
 
 On the machine's PostgreSQL and MariaDB, whose performance_schema is off
 (as MariaDB's default is: no session can be told from another), and on
-a private MariaDB with performance_schema on; then release 1.0.0's own
+a private MariaDB with performance_schema on; then version 1.0.0's own
 worker (built from git by ``python -m tests.system.upgrade.run``, cached) on
 PostgreSQL, as the operator met it.
 """
@@ -50,16 +50,16 @@ from reserveapi_testing import dbservers
 from reserveapi_testing import deployment
 from reserveapi_testing import inventory
 from reserveapi_testing import loopback
-from reserveapi_testing import old_release
+from reserveapi_testing import old_version
 from tests import base as test_base
 from tests.functional import base
 
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
 EXPANDED = '0014_lease_columns'
-"""Expanded, not contracted: 0015 drops what release 1.0 reads."""
+"""Expanded, not contracted: 0015 drops what version 1.0 reads."""
 CONTRACT = '0015_claim_columns_dropped'
-RELEASE = '1.1.0.dev3'
+VERSION = '1.1.0.dev3'
 
 
 @contextlib.contextmanager
@@ -77,7 +77,7 @@ class _SessionsMixin:
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.MockPatchObject(
-            version, 'release_string', return_value=RELEASE))
+            version, 'version_string', return_value=VERSION))
 
     def connect(self, name=None):
         """A connection as another process makes it, with ``name`` or
@@ -96,16 +96,16 @@ class _SessionsMixin:
             else 'SELECT CONNECTION_ID()').scalar()
 
     def check(self):
-        result = status.Checks()._check_releases()
+        result = status.Checks()._check_versions()
         return result.code, result.details
 
     def dbsync(self, *argv):
         code, out, _err = inventory.run_command(self, dbsync, *argv)
         return code, out
 
-    def beat(self, pid, release=RELEASE, host=None):
+    def beat(self, pid, running=VERSION, host=None):
         db_services.beat('holder-%d' % pid, 'worker',
-                         host or socket.gethostname(), pid, release,
+                         host or socket.gethostname(), pid, running,
                          migration.needed(), timeutils.utcnow(), 30)
 
     def own_name(self):
@@ -121,13 +121,13 @@ class _SessionsMixin:
                 "AND PROCESSLIST_ID = CONNECTION_ID()").scalar()
 
     def assert_named(self):
-        # Connections made before RELEASE was patched in go.
+        # Connections made before VERSION was patched in go.
         self.engine.dispose()
         name = self.own_name()
         self.assertEqual(db_sessions.name(), name)
         named = db_sessions.parse(name)
-        self.assertEqual((os.getpid(), RELEASE),
-                         (named.pid, named.release))
+        self.assertEqual((os.getpid(), VERSION),
+                         (named.pid, named.version))
         self.assertTrue(socket.gethostname().startswith(named.host))
 
     def assert_an_unnamed_session_blocks(self, said):
@@ -152,36 +152,36 @@ class _SessionsMixin:
             self.assertEqual(0, code, out)
             upgrade.assert_called_once_with(CONTRACT, engine=mock.ANY)
 
-    def assert_named_processes_are_judged_by_release(self):
-        """A process of ours with a heartbeat, or of this release without
-        one, lets ``contract`` run; one of an older release refuses it,
+    def assert_named_processes_are_judged_by_version(self):
+        """A process of ours with a heartbeat, or of this version without
+        one, lets ``contract`` run; one of an older version refuses it,
         ``--force`` or not; another program's session is none of ours.
         """
         host = socket.gethostname()
         self.beat(4242)
-        self.connect('reserveapi:worker:4242:%s:%s' % (RELEASE, host))
-        self.connect('reserveapi:manage:4343:%s:ctl-9' % RELEASE)
+        self.connect('reserveapi:worker:4242:%s:%s' % (VERSION, host))
+        self.connect('reserveapi:manage:4343:%s:ctl-9' % VERSION)
         self.connect('psql')
         with _expanded() as upgrade:
             code, details = self.check()
             self.assertEqual(WARNING, code, details)
             self.assertEqual(
-                'Running: 1 manage on ctl-9, 1 worker on %s (release %s). '
+                'Running: 1 manage on ctl-9, 1 worker on %s (version %s). '
                 'Connected without a heartbeat: manage pid 4343 on ctl-9 '
-                '(release %s). 1 contract migrations are pending and no '
-                'older release runs: finish the upgrade with '
-                '"reserveapi-dbsync contract".' % (host, RELEASE, RELEASE),
+                '(version %s). 1 contract migrations are pending and no '
+                'older version runs: finish the upgrade with '
+                '"reserveapi-dbsync contract".' % (host, VERSION, VERSION),
                 details)
             self.assertEqual(0, self.dbsync('contract')[0])
             upgrade.assert_called_once_with(CONTRACT, engine=mock.ANY)
             self.connect('reserveapi:worker:4444:1.0.9:ctl-9')
             self.assertIn('must wait until worker pid 4444 on ctl-9 '
-                          '(release 1.0.9) stop.', self.check()[1])
+                          '(version 1.0.9) stop.', self.check()[1])
             code, _out = self.dbsync('contract', '--force')
         self.assertEqual(
-            'Refusing to contract: processes of a release older than 1.1 '
+            'Refusing to contract: processes of a version older than 1.1 '
             'still run against this database: worker pid 4444 on ctl-9 '
-            '(release 1.0.9). Stop or upgrade them first (a killed process '
+            '(version 1.0.9). Stop or upgrade them first (a killed process '
             'counts as stopped 3 heartbeat intervals after its last).', code)
 
 
@@ -203,7 +203,7 @@ class TestSessions(_SessionsMixin, base.DBTestCase):
         if self.blind():
             # The names are sent, but this server keeps none to read back
             # (TestNamesOnMariaDB reads them): it says why instead.
-            self.connect('reserveapi:worker:4242:%s:ctl-9' % RELEASE)
+            self.connect('reserveapi:worker:4242:%s:ctl-9' % VERSION)
             found, unnamed = db_services.sessions()
             self.assertEqual('performance_schema is off', unnamed)
             self.assertEqual([None], [session.name for session in found])
@@ -242,16 +242,16 @@ class TestSessions(_SessionsMixin, base.DBTestCase):
         self.assertIn(said, logged.output)
         self.assertIn('Contracting anyway.', logged.output)
 
-    def test_named_processes_are_judged_by_release(self):
+    def test_named_processes_are_judged_by_version(self):
         if self.blind():
-            # Even an older release's named process cannot be told from
+            # Even an older version's named process cannot be told from
             # another session here: said, and contract runs.
             self.connect('reserveapi:worker:4444:1.0.9:ctl-9')
             self.assert_a_blind_server_contracts_with_a_warning(
                 "The server's performance_schema is off, so its 1 other "
                 "sessions on this database cannot be told apart")
             return
-        self.assert_named_processes_are_judged_by_release()
+        self.assert_named_processes_are_judged_by_version()
 
     def test_this_process_does_not_count(self):
         with self.engine.connect(), self.engine.connect():
@@ -267,7 +267,7 @@ class TestSessions(_SessionsMixin, base.DBTestCase):
             self.assertIn('cannot be told apart', details)
             return
         self.assertEqual(WARNING, code)
-        self.assertIn('If one is a process of a release before 1.1, it '
+        self.assertIn('If one is a process of a version before 1.1, it '
                       'fails on this contracted schema: upgrade or stop it.',
                       details)
 
@@ -307,27 +307,27 @@ class TestNamesOnMariaDB(_SessionsMixin, base.DBTestCase):
         self.assertRegex(self.check()[1], r'127\.0\.0\.1:\d+ \(client pid '
                          r'%d, connection %d\)' % (os.getpid(), server_id))
         connection.close()
-        self.assert_named_processes_are_judged_by_release()
+        self.assert_named_processes_are_judged_by_version()
 
 
 REQUIRE_OLD_RELEASE = 'RESERVEAPI_TEST_REQUIRE_OLD_RELEASE'
-"""Set (as .ci/run does): build release 1.0.0 if need be, never skip."""
+"""Set (as .ci/run does): build version 1.0.0 if need be, never skip."""
 
 
 class TestRelease100Worker(test_base.TestCase):
-    """Release 1.0.0's worker, running on a database expanded for this
-    release: it records no heartbeat and names no connection."""
+    """Version 1.0.0's worker, running on a database expanded for this
+    version: it records no heartbeat and names no connection."""
 
     def setUp(self):
         super().setUp()
-        commit = old_release.resolve('d005916')
-        if not (old_release.DEFAULT_CACHE / ('%s-1.0.0' % commit[:12])
-                / old_release.READY).exists() and not os.environ.get(
+        commit = old_version.resolve('d005916')
+        if not (old_version.DEFAULT_CACHE / ('%s-1.0.0' % commit[:12])
+                / old_version.READY).exists() and not os.environ.get(
                     REQUIRE_OLD_RELEASE):
-            self.skipTest('release 1.0.0 is not built: python -m '
+            self.skipTest('version 1.0.0 is not built: python -m '
                           'tests.system.upgrade.run (or tox -e upgrade) '
                           'builds it, or set %s=1' % REQUIRE_OLD_RELEASE)
-        self.old = old_release.build(commit, '1.0.0')
+        self.old = old_version.build(commit, '1.0.0')
         admin_url = provision.Backend.backends_by_database_type[
             'postgresql'].url
         admin = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT',
@@ -383,11 +383,11 @@ class TestRelease100Worker(test_base.TestCase):
         checked = self.deployment.run('reserveapi-status', 'upgrade',
                                       'check', '--json')
         self.assertEqual(1, checked.returncode, checked.stderr)
-        (releases,) = [check for check in json.loads(
+        (versions,) = [check for check in json.loads(
             checked.stdout)['checks'] if check['check'] == 'Running releases']
-        self.assertEqual(1, releases['result'])
+        self.assertEqual(1, versions['result'])
         self.assertRegex(
-            releases['details'],
+            versions['details'],
             r'^\d+ sessions on this database name no process: 127\.0\.0\.1:'
             r'\d+ \(backend pid \d+\)\. .* 1 contract migrations are '
             r'pending and must wait until the processes behind those '

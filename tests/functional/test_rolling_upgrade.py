@@ -11,10 +11,10 @@
 # under the License.
 
 """A mixed fleet on one database: heartbeats of the processes and the
-release each runs, what ``reserveapi-status upgrade check`` says of
+version each runs, what ``reserveapi-status upgrade check`` says of
 them and of the schema, ``reserveapi-dbsync`` refusing a contract that
-would break a running release, and the sync repairing what an older
-release's writer left wrong. On every backend.
+would break a running version, and the sync repairing what an older
+version's writer left wrong. On every backend.
 """
 
 import contextlib
@@ -43,19 +43,19 @@ FAILURE = upgradecheck.Code.FAILURE
 
 FAKE_CONTRACT = migration.Migration(
     revision='0099_contract_example', phase=migration.CONTRACT,
-    doc='Drops what releases before 1.1 read.', oldest_release='1.1')
+    doc='Drops what versions before 1.1 read.', oldest_version='1.1')
 
 
-def _beat(holder, release, kind='api', host='ctl-1', schema_head=None,
+def _beat(holder, running, kind='api', host='ctl-1', schema_head=None,
           lifetime=30):
-    db_services.beat(holder, kind, host, 100, release,
+    db_services.beat(holder, kind, host, 100, running,
                      schema_head or migration.needed(), timeutils.utcnow(),
                      lifetime)
 
 
 @contextlib.contextmanager
 def _with_contract(applied):
-    """The migrations as if this release had a contract step after the
+    """The migrations as if this version had a contract step after the
     last one, applied to the database or not."""
     every = migration.migrations() + [FAKE_CONTRACT]
     at = FAKE_CONTRACT.revision if applied else migration.head()
@@ -72,10 +72,10 @@ class _FleetTestCase(base.DBTestCase):
     def setUp(self):
         super().setUp()
         self.time = self.useFixture(utils_fixture.TimeFixture())
-        # The next release's first build, however this tree was
+        # The next version's first build, however this tree was
         # installed.
         self.useFixture(fixtures.MockPatchObject(
-            version, 'release_string', return_value='1.1.0.dev3'))
+            version, 'version_string', return_value='1.1.0.dev3'))
         self.checks = status.Checks()
 
     def check(self, name):
@@ -91,9 +91,9 @@ class TestHeartbeats(_FleetTestCase):
         heartbeat.beat()
         (process,) = fleet.live_processes()
         # Its contract migration is not needed: it serves before it.
-        self.assertEqual(('worker', version.release_string(),
+        self.assertEqual(('worker', version.version_string(),
                           '0014_lease_columns'),
-                         (process.kind, process.release,
+                         (process.kind, process.version,
                           process.schema_head))
         heartbeat.beat()
         self.assertEqual(1, len(fleet.live_processes()))
@@ -117,64 +117,64 @@ class TestHeartbeats(_FleetTestCase):
                 sa.select(models.Service.holder)).scalars()))
 
 
-class TestReleasesCheck(_FleetTestCase):
+class TestVersionsCheck(_FleetTestCase):
 
     def test_nothing_connected(self):
         self.assertEqual((SUCCESS, 'No process is connected.'),
-                         self.check('releases'))
+                         self.check('versions'))
 
-    def test_contract_pending_before_any_process_of_this_release(self):
+    def test_contract_pending_before_any_process_of_this_version(self):
         with mock.patch.object(migration, 'current',
                                return_value='0014_lease_columns'):
-            code, details = self.check('releases')
+            code, details = self.check('versions')
         self.assertEqual(WARNING, code)
         self.assertEqual('No process is connected. 1 contract migrations '
-                         'are pending and no older release runs: finish '
+                         'are pending and no older version runs: finish '
                          'the upgrade with "reserveapi-dbsync contract".',
                          details)
 
     def test_this_release_alone(self):
-        _beat('a', version.release_string())
-        _beat('b', version.release_string(), kind='worker', host='ctl-2')
-        code, details = self.check('releases')
+        _beat('a', version.version_string())
+        _beat('b', version.version_string(), kind='worker', host='ctl-2')
+        code, details = self.check('versions')
         self.assertEqual(SUCCESS, code, details)
         self.assertEqual('Running: 1 api on ctl-1, 1 worker on ctl-2 '
-                         '(release 1.1.0.dev3).', details)
+                         '(version 1.1.0.dev3).', details)
 
     def test_a_process_ahead_of_the_schema(self):
         _beat('a', '9.0.0', schema_head='0200_from_the_future')
-        code, details = self.check('releases')
+        code, details = self.check('versions')
         self.assertEqual(FAILURE, code)
         self.assertIn('The schema is behind the code of 1 api on ctl-1 '
-                      '(release 9.0.0): run "reserveapi-dbsync expand"',
+                      '(version 9.0.0): run "reserveapi-dbsync expand"',
                       details)
 
     def test_contract_pending_while_an_older_release_runs(self):
         _beat('a', '1.0.5')
-        _beat('b', version.release_string())
+        _beat('b', version.version_string())
         # Expanded, not contracted: 0015 drops what 1.0.x reads.
         with mock.patch.object(migration, 'current',
                                return_value='0014_lease_columns'):
-            code, details = self.check('releases')
+            code, details = self.check('versions')
         self.assertEqual(WARNING, code)
         self.assertIn('1 contract migrations are pending and must wait '
-                      'until api pid 100 on ctl-1 (release 1.0.5) stop',
+                      'until api pid 100 on ctl-1 (version 1.0.5) stop',
                       details)
 
     def test_contract_pending_once_the_older_release_is_gone(self):
-        _beat('b', version.release_string())
+        _beat('b', version.version_string())
         with _with_contract(applied=False):
-            code, details = self.check('releases')
+            code, details = self.check('versions')
         self.assertEqual(WARNING, code)
         self.assertIn('"reserveapi-dbsync contract"', details)
 
     def test_contract_applied_while_an_older_release_runs(self):
         _beat('a', '1.0.5')
         with _with_contract(applied=True):
-            code, details = self.check('releases')
+            code, details = self.check('versions')
         self.assertEqual(FAILURE, code)
-        self.assertIn('contracted for newer releases while api pid 100 on '
-                      'ctl-1 (release 1.0.5) still run', details)
+        self.assertIn('contracted for newer versions while api pid 100 on '
+                      'ctl-1 (version 1.0.5) still run', details)
 
 
 class TestContractCommand(_FleetTestCase):
@@ -189,13 +189,13 @@ class TestContractCommand(_FleetTestCase):
             code, _out = self.dbsync('contract')
         upgrade.assert_not_called()
         self.assertEqual(
-            'Refusing to contract: processes of a release older than 1.1 '
-            'still run against this database: api pid 100 on ctl-3 (release '
+            'Refusing to contract: processes of a version older than 1.1 '
+            'still run against this database: api pid 100 on ctl-3 (version '
             '1.0.5). Stop or upgrade them first (a killed process counts '
             'as stopped 3 heartbeat intervals after its last).', code)
 
     def test_runs_once_they_are_gone(self):
-        _beat('a', version.release_string())
+        _beat('a', version.version_string())
         with _with_contract(applied=False) as upgrade:
             code, out = self.dbsync('contract')
         self.assertEqual(0, code)
@@ -223,8 +223,8 @@ class TestContractCommand(_FleetTestCase):
 
 
 class TestSyncRepairs(_FleetTestCase):
-    """What an older release's sync leaves (the rows of record written,
-    the texts not) is found by the next sync of this release, although
+    """What an older version's sync leaves (the rows of record written,
+    the texts not) is found by the next sync of this version, although
     the document did not change."""
 
     def test_the_sync_repairs_texts_it_calls_unchanged(self):

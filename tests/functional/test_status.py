@@ -261,11 +261,11 @@ class TestStatusCommand(test_base.TestCase):
         self.assertIn('Check: Database schema Result: Failure', text)
         # Unwrapping loses a hyphen that ended a line.
         self.assertIn('The database schema is at 0002_mirror_pending_since, '
-                      'older than release 1.0.0\'s: stop every service and '
+                      'older than version 1.0.0\'s: stop every service and '
                       'run "reserveapi dbsync upgrade".',
                       text.replace('reserveapi-dbsync', 'reserveapi dbsync'))
 
-    def test_schema_of_the_previous_release(self):
+    def test_schema_of_the_previous_version(self):
         self.deployment.migrate(migration.BASELINE)
 
         result = self.status()
@@ -277,7 +277,7 @@ class TestStatusCommand(test_base.TestCase):
         expand = [m for m in pending if m.phase == migration.EXPAND]
         contract = [m for m in pending if m.phase == migration.CONTRACT]
         self.assertTrue(contract)
-        self.assertIn('The database schema is at %s, behind this release '
+        self.assertIn('The database schema is at %s, behind this version '
                       '(%s): run "reserveapi dbsync expand", then '
                       '"migrate".' % (migration.BASELINE, ', '.join(
                           m.revision for m in expand)),
@@ -291,7 +291,7 @@ class TestStatusCommand(test_base.TestCase):
         text = _unwrapped(self.status().stdout)
         self.assertIn('Check: Database schema Result: Success Details: At '
                       '%s; %d contract migrations to run once no process '
-                      'of the previous release runs.'
+                      'of the previous version runs.'
                       % (expand[-1].revision, len(contract)), text)
 
 

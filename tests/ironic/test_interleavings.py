@@ -19,7 +19,7 @@ Each operation stops before every call where it talks to Ironic or
 commits (``reserveapi_testing/failpoints.py``), and every order of the
 two operations' steps is run, one reservation and one node each. Once
 both have finished, a claim of ours stands only for a live reservation
-or under a release row; once the worker has passed, only for a live
+or under a clearing row; once the worker has passed, only for a live
 reservation, and every live reservation holds its claim; no node is
 ever held twice.
 
@@ -53,12 +53,12 @@ from tests.functional import base as functional_base
 from tests.ironic import test_inventory
 
 FAILPOINTS = (
-    (ironic.IronicSource, 'claim'), (ironic.IronicSource, 'release'),
+    (ironic.IronicSource, 'claim'), (ironic.IronicSource, 'clear_claim'),
     (db_inventory, 'guard_ironic_claim'),
-    (db_inventory, 'take_ironic_release'),
-    (db_inventory, 'finish_ironic_release'),
-    (db_inventory, 'postpone_ironic_release'),
-    (db_inventory, 'request_ironic_release'),
+    (db_inventory, 'take_claim_to_clear'),
+    (db_inventory, 'finish_claim_to_clear'),
+    (db_inventory, 'postpone_claim_to_clear'),
+    (db_inventory, 'request_claim_to_clear'),
     (db_reservations, 'get_live_reservation_for_instance'),
     (db_reservations, 'delete_reservation_by_uuid'),
     (db_reservations, 'undo_reservation'),
@@ -159,18 +159,18 @@ class TestInterleavings(test_inventory.InventoryTestCase):
     def live_on(self, node, instance):
         return db_inventory.holds_live(node, instance)
 
-    def release_row(self, node, instance):
+    def clearing_row(self, node, instance):
         with db_base.reader() as session:
-            return session.scalar(sa.select(models.IronicRelease.id).where(
-                models.IronicRelease.node_uuid == node,
-                models.IronicRelease.instance_uuid == instance)) is not None
+            return session.scalar(sa.select(models.ClaimToClear.id).where(
+                models.ClaimToClear.node_uuid == node,
+                models.ClaimToClear.instance_uuid == instance)) is not None
 
     def check_finished(self, node, instance, trace):
         if self.ironic_instance(node) == instance:
             self.assertTrue(
                 self.live_on(node, instance)
-                or self.release_row(node, instance),
-                'our claim stands with no live reservation and no release '
+                or self.clearing_row(node, instance),
+                'our claim stands with no live reservation and no clearing '
                 'row: %s' % trace)
 
     def check_after_the_worker(self, node, instance, trace):

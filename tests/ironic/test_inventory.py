@@ -32,7 +32,7 @@ import sqlalchemy as sa
 
 from reserveapi.cmd import status
 from reserveapi.common import exception
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import models
@@ -237,7 +237,7 @@ class TestClaims(InventoryTestCase):
         self.release(reservation)
 
         self.assertEqual([], self.live_reservations())
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_without_claims_reservations_come_from_the_inventory(self):
         node, = self.seed(1)
@@ -251,7 +251,7 @@ class TestClaims(InventoryTestCase):
         self.ironic.start()
         self.assertIsNone(self.ironic.get_node(node)['instance_uuid'])
         self.release(reservation)
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_a_node_claimed_behind_our_back_is_never_given(self):
         uuids = self.seed(4)
@@ -372,7 +372,7 @@ class TestOutage(InventoryTestCase):
         self.assertEqual(spare, self.reserve(status=201).json['node_uuid'])
         self.assertEqual(0, self.run_worker_once())
         self.assertIsNone(self.ironic.get_node(held)['instance_uuid'])
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
         self.assertIsNone(self.get_nodes()['inventory']['unreachable_since'])
 
     def ironic_node_instance(self, node):
@@ -427,7 +427,7 @@ class TestReconcile(InventoryTestCase):
         self.sync_nodes()
         reservation = self.reserve(status=201, candidate_nodes=[held]).json
         # Issue 46's leak: a claim of ours that no reservation holds and
-        # no release row stands for; beside it another tool's claim.
+        # no clearing row stands for; beside it another tool's claim.
         lost_instance, other = str(uuidlib.uuid4()), str(uuidlib.uuid4())
         self.ironic.update_node(
             orphan, instance_uuid=lost_instance,
@@ -458,7 +458,7 @@ class TestReconcile(InventoryTestCase):
              'reservation holds and no clear stands for; clearing it.'
              % (orphan, lost_instance)],
             [line for line in logs.output.splitlines() if orphan in line])
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
         # Cleared: the next pass finds nothing, and the node is given.
         self.assertEqual(0, ironic_reconcile.reconcile()['orphaned'])
         self.assertEqual(orphan, self.reserve(
@@ -498,7 +498,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
     def node_instance(self, node):
         return self.ironic.get_node(node)['instance_uuid']
 
-    def pending_release(self, node, instance):
+    def pending_clear(self, node, instance):
         """A released reservation's claim left for later, as when the
         process that released it died before clearing it."""
         reservation = self.reserve(instance, status=201,
@@ -512,7 +512,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         node, = self.seed(1)
         self.sync_nodes()
         ours = str(uuidlib.uuid4())
-        self.pending_release(node, ours)
+        self.pending_clear(node, ours)
         # Its lease lapses (the process died); a sync reads the node,
         # still claimed by the ended reservation's instance: not given.
         inventory_sync.sync(full=True)
@@ -520,7 +520,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         self.assertIn('1 node: 1 with an instance', refused)
 
         later = timeutils.utcnow() + datetime.timedelta(
-            seconds=lease.SECONDS + 1)
+            seconds=heartbeat.SECONDS + 1)
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
             self.assertEqual(1, claims.clear_due(
@@ -533,24 +533,24 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         node, = self.seed(1)
         self.sync_nodes()
         ours = str(uuidlib.uuid4())
-        self.pending_release(node, ours)
+        self.pending_clear(node, ours)
         source = inventory_sources.ironic_source()
-        release = source.release
+        clear_claim = source.clear_claim
         read, go_on = threading.Event(), threading.Event()
 
-        def slow_release(*args):
+        def slow_clear(*args):
             # The first clearer reads the node, then waits on Ironic's
             # node lock (as the soak saw, about a second).
             read.set()
             go_on.wait(30)
-            return release(*args)
+            return clear_claim(*args)
 
         later = timeutils.utcnow() + datetime.timedelta(
-            seconds=lease.SECONDS + 1)
+            seconds=heartbeat.SECONDS + 1)
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
-            with fixtures.MockPatchObject(source, 'release',
-                                          side_effect=slow_release):
+            with fixtures.MockPatchObject(source, 'clear_claim',
+                                          side_effect=slow_clear):
                 first = threading.Thread(target=claims.clear_due,
                                          args=(source,))
                 first.start()
@@ -579,7 +579,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         self.assertEqual(reservation['uuid'], again['uuid'])
         self.assertEqual(instance, self.node_instance(first))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
         # Another tool took the node before the retry: the retry gets
         # another node, claimed, and the tool's claim stays.
@@ -676,7 +676,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
 
         self.assertIsNone(self.node_instance(node))
         self.assertEqual([], self.live_reservations())
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_a_retried_claim_never_outlives_a_process_that_died(self):
         self.check_a_late_claim_is_cleared(self.retry_in_a_dying_api)
@@ -717,7 +717,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         self.assertEqual([], self.live_reservations())
         self.clear_once_lapsed()
         self.assertIsNone(self.node_instance(node))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
         self.assertEqual(node, self.reserve(status=201).json['node_uuid'])
 
     def check_a_live_claim_is_kept(self, attempt):
@@ -741,7 +741,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
                          self.node_instance(node))
         self.assertEqual([reservation['uuid']],
                          [r['uuid'] for r in self.live_reservations()])
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def retry_in_a_dying_api(self, reservation):
         self.reserve(reservation['instance_uuid'])
@@ -754,7 +754,7 @@ class TestClaimsUnderCrashes(InventoryTestCase):
         """A worker's pass once the dead process's lease lapsed and any
         claim still on its way must have landed."""
         later = timeutils.utcnow() + datetime.timedelta(
-            seconds=claims.UNCERTAIN_DELAY + lease.SECONDS + 1)
+            seconds=claims.UNCERTAIN_DELAY + heartbeat.SECONDS + 1)
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
             self.assertEqual(1, claims.clear_due(
@@ -792,23 +792,23 @@ class TestSyncLease(InventoryTestCase):
         self.seed(2)
         # A worker killed mid-pass: its lease is no longer renewed.
         self.assertTrue(db_inventory.take_sync_lease('ironic', 'killed',
-                                                     lease.SECONDS))
+                                                     heartbeat.SECONDS))
         self.assertRaises(exception.SyncInProgress, inventory_sync.sync,
                           wait=False)
 
         later = timeutils.utcnow() + datetime.timedelta(
-            seconds=lease.SECONDS + 1)
+            seconds=heartbeat.SECONDS + 1)
         with fixtures.MockPatchObject(timeutils, 'utcnow',
                                       return_value=later):
             self.assertEqual(2, inventory_sync.sync(wait=False)['added'])
         # ... and the pass gave it up.
         self.assertTrue(db_inventory.take_sync_lease('ironic', 'another',
-                                                     lease.SECONDS))
+                                                     heartbeat.SECONDS))
 
     def test_a_pass_keeps_its_lease_alive(self):
         self.seed(1)
-        heartbeat = self.useFixture(fixtures.MockPatchObject(
-            lease, 'Heartbeat', wraps=lease.Heartbeat)).mock
+        beating = self.useFixture(fixtures.MockPatchObject(
+            heartbeat, 'Heartbeat', wraps=heartbeat.Heartbeat)).mock
         pages = ironic.IronicSource.full_pages
         renewals = []
 
@@ -816,7 +816,7 @@ class TestSyncLease(InventoryTestCase):
             for page in pages(source):
                 # The heartbeat's turn, taken here rather than in its
                 # thread: the test's SQLite is one shared connection.
-                renew = heartbeat.call_args.args[0]
+                renew = beating.call_args.args[0]
                 renewals.append((renew(), self.lease_until()))
                 yield page
 
@@ -829,8 +829,8 @@ class TestSyncLease(InventoryTestCase):
         self.assertGreater(until, timeutils.utcnow())
         # Once another process took the lease over, renewing fails.
         self.assertTrue(db_inventory.take_sync_lease(
-            'ironic', 'another', lease.SECONDS))
-        self.assertFalse(heartbeat.call_args.args[0]())
+            'ironic', 'another', heartbeat.SECONDS))
+        self.assertFalse(beating.call_args.args[0]())
 
     def lease_until(self):
         with db_base.reader() as session:

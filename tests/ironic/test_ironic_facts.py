@@ -146,17 +146,17 @@ class TestClaims(base.IronicTestCase):
         self.assertEqual((ours, info), (again['instance_uuid'],
                                         again['instance_info']))
 
-    def test_release_by_clearing_the_claim(self):
+    def test_clearing_the_claim(self):
         node, = self.ironic.seed_nodes(
             1, instance_uuid=str(uuidlib.uuid4()),
             instance_info={'traits': ['CUSTOM_A']})
 
-        released = self.ironic.update_node(node, instance_uuid=None,
-                                           instance_info=None).json()
+        cleared = self.ironic.update_node(node, instance_uuid=None,
+                                          instance_info=None).json()
 
         self.assertEqual((None, {}, 'available'), (
-            released['instance_uuid'], released['instance_info'],
-            released['provision_state']))
+            cleared['instance_uuid'], cleared['instance_info'],
+            cleared['provision_state']))
 
     def test_fake_deploy_takes_a_glance_image_uuid(self):
         node, = self.ironic.seed_nodes(1)
@@ -198,7 +198,7 @@ class TestTeardown(base.IronicTestCase):
         refused = self.ironic.update_node(node, expected=None,
                                           instance_uuid=str(uuidlib.uuid4()))
         self.ironic.wait_for([node], provision_state='available')
-        released = self.ironic.get_node(node)
+        torn_down = self.ironic.get_node(node)
 
         self.assertEqual((None, {}, 'available'), (
             cleaning['instance_uuid'], cleaning['instance_info'],
@@ -207,8 +207,8 @@ class TestTeardown(base.IronicTestCase):
         self.assertIn('state transition is in progress', refused.text)
         # Fake deploy and teardown never touch power.
         self.assertEqual((None, {}, 'power on'), (
-            released['instance_uuid'], released['instance_info'],
-            released['power_state']))
+            torn_down['instance_uuid'], torn_down['instance_info'],
+            torn_down['power_state']))
 
     def test_teardown_without_cleaning(self):
         node, = self.ironic.seed_nodes(1, provision_state='available')

@@ -177,18 +177,18 @@ class TestClaims(base.IronicSourceTestCase):
         self.assertRaises(exception.NodeTaken, self.source.claim,
                           str(uuidlib.uuid4()), self.instance, {})
 
-    def test_release_clears_only_our_undeployed_claim(self):
+    def test_clear_claim_clears_only_our_undeployed_claim(self):
         ours, theirs, gone = self.ironic.seed_nodes(3)
         other = str(uuidlib.uuid4())
         self.source.claim(ours, self.instance, {'traits': ['CUSTOM_A']})
         self.ironic.update_node(theirs, instance_uuid=other)
         self.ironic.request('DELETE', '/v1/nodes/%s' % gone, expected=(204,))
 
-        outcomes, pages = zip(*[self.source.release(node, self.instance,
-                                                    held)
-                                for node in (ours, theirs, gone)], strict=True)
+        outcomes, pages = zip(*[
+            self.source.clear_claim(node, self.instance, held)
+            for node in (ours, theirs, gone)], strict=True)
         self.ironic.deploy(ours, self.instance)
-        deployed, _page = self.source.release(ours, self.instance, held)
+        deployed, _page = self.source.clear_claim(ours, self.instance, held)
 
         self.assertEqual(('claim cleared',
                           'claim already cleared; the node now carries '
@@ -227,8 +227,8 @@ class TestClaims(base.IronicSourceTestCase):
         self.ironic.stop()
 
         for call in (lambda: self.source.claim(node, self.instance, {}),
-                     lambda: self.source.release(node, self.instance,
-                                                 held),
+                     lambda: self.source.clear_claim(node, self.instance,
+                                                     held),
                      lambda: list(self.source.full_pages())):
             error = self.assertRaises(exception.IronicUnavailable, call)
             self.assertEqual(503, error.status)

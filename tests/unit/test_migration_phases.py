@@ -111,7 +111,7 @@ class TestMigrationPhases(base.BaseTestCase):
             self.assertIn(phase, (migration.EXPAND, migration.CONTRACT),
                           script.revision)
             if phase == migration.CONTRACT:
-                self.assertTrue(getattr(script.module, 'oldest_release',
+                self.assertTrue(getattr(script.module, 'oldest_version',
                                         None), script.revision)
 
     def test_every_later_migration_keeps_its_phase(self):

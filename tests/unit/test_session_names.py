@@ -30,7 +30,7 @@ class TestSessionNames(base.BaseTestCase):
         super().setUp()
         self.addCleanup(sessions.set_kind, None)
         for target, name, value in (
-                (version, 'release_string', '1.1.0.dev355'),
+                (version, 'version_string', '1.1.0.dev355'),
                 (socket, 'gethostname', 'ctl-1'),
                 (os, 'getpid', lambda: 4711)):
             patcher = mock.patch.object(
@@ -49,7 +49,7 @@ class TestSessionNames(base.BaseTestCase):
         sessions.set_kind('api')
         with mock.patch.object(sys, 'argv', ['/usr/bin/gunicorn']):
             self.assertEqual(sessions.ProcessName(
-                kind='api', pid=4711, release='1.1.0.dev355', host='ctl-1'),
+                kind='api', pid=4711, version='1.1.0.dev355', host='ctl-1'),
                 sessions.parse(sessions.name()))
 
     def test_a_long_host_is_cut_to_fit(self):
@@ -60,7 +60,7 @@ class TestSessionNames(base.BaseTestCase):
         self.assertEqual(sessions.MAX_BYTES, len(name.encode()))
         named = sessions.parse(name)
         self.assertEqual(('worker', 4711, '1.1.0.dev355'),
-                         (named.kind, named.pid, named.release))
+                         (named.kind, named.pid, named.version))
         self.assertTrue(host.startswith(named.host))
 
     def test_what_is_not_ours(self):

@@ -30,65 +30,65 @@ COMMANDS = ('reserveapi-api', 'reserveapi-dbsync', 'reserveapi-manage',
             'reserveapi-status', 'reserveapi-worker')
 
 
-class TestReleaseString(base.BaseTestCase):
+class TestVersionString(base.BaseTestCase):
 
     def test_the_installed_package_version_in_full(self):
         self.assertEqual(importlib.metadata.version('reserveapi'),
-                         version.release_string())
-        self.assertRegex(version.release_string(),
+                         version.version_string())
+        self.assertRegex(version.version_string(),
                          r'^\d+\.\d+\.\d+(\.0(a|b|rc)\d+)?(\.dev\d+)?$')
 
     def test_the_release_setup_cfg_names(self):
-        """Between releases, a pre-release of setup.cfg's version (with
-        or without the last release's tag in the clone); on the tagged
-        commit, that release."""
+        """Between versions, a pre-release of setup.cfg's version (with
+        or without the last version's tag in the clone); on the tagged
+        commit, that version."""
         setup_cfg = configparser.ConfigParser()
         setup_cfg.read(ROOT / 'setup.cfg')
-        planned = version.release_tuple(setup_cfg['metadata']['version'])
+        planned = version.version_tuple(setup_cfg['metadata']['version'])
         self.assertTrue(planned.final)
         self.assertEqual(
-            planned[:3], version.release_tuple()[:3],
+            planned[:3], version.version_tuple()[:3],
             'the installed %s is not of setup.cfg\'s version: install the '
             'package again after changing it; pbr reads setup.cfg only '
-            'through setup.py' % version.release_string())
+            'through setup.py' % version.version_string())
 
 
-class TestReleaseTuple(base.BaseTestCase):
+class TestVersionTuple(base.BaseTestCase):
 
     def test_releases_in_order(self):
         ordered = ['1.0.0', '1.0.3', '1.1.0.dev5', '1.1.0', '1.1.1',
                    '1.10.0.dev1', '1.10.0', '2.0.0.dev1']
         self.assertEqual(
-            ordered, sorted(reversed(ordered), key=version.release_tuple))
-        self.assertEqual((1, 1, 0, False), version.release_tuple('1.1.0.dev5'))
-        self.assertEqual((1, 1, 0, True), version.release_tuple('1.1.0'))
+            ordered, sorted(reversed(ordered), key=version.version_tuple))
+        self.assertEqual((1, 1, 0, False), version.version_tuple('1.1.0.dev5'))
+        self.assertEqual((1, 1, 0, True), version.version_tuple('1.1.0'))
 
     def test_a_series_is_its_first_two_numbers(self):
-        self.assertLess(version.release_tuple('1.0.7')[:2],
-                        version.release_tuple('1.1.0.dev5')[:2])
-        self.assertEqual(version.release_tuple('1.1.0.dev5')[:2],
-                         version.release_tuple('1.1.2')[:2])
+        self.assertLess(version.version_tuple('1.0.7')[:2],
+                        version.version_tuple('1.1.0.dev5')[:2])
+        self.assertEqual(version.version_tuple('1.1.0.dev5')[:2],
+                         version.version_tuple('1.1.2')[:2])
 
     def test_the_dev_count_is_not_compared(self):
         # A clone with the 1.0.0 tag counts from it; one without, from
         # the first commit.
-        self.assertEqual(version.release_tuple('1.1.0.dev3'),
-                         version.release_tuple('1.1.0.dev291'))
-        self.assertEqual(version.release_tuple('1.1.0.dev3'),
-                         version.release_tuple('1.1.0.0rc1'))
+        self.assertEqual(version.version_tuple('1.1.0.dev3'),
+                         version.version_tuple('1.1.0.dev291'))
+        self.assertEqual(version.version_tuple('1.1.0.dev3'),
+                         version.version_tuple('1.1.0.0rc1'))
 
     def test_this_code(self):
-        self.assertEqual(version.release_tuple(version.release_string()),
-                         version.release_tuple())
+        self.assertEqual(version.version_tuple(version.version_string()),
+                         version.version_tuple())
 
     def test_not_a_version(self):
         for text in ('', 'latest', '1.x'):
-            self.assertRaises(ValueError, version.release_tuple, text)
+            self.assertRaises(ValueError, version.version_tuple, text)
 
 
 class TestVersionOption(base.BaseTestCase):
 
-    def test_every_command_prints_the_release(self):
+    def test_every_command_prints_the_version(self):
         scripts = {
             entry_point.name: entry_point
             for entry_point in importlib.metadata.distribution(
@@ -97,7 +97,7 @@ class TestVersionOption(base.BaseTestCase):
             and entry_point.value.startswith('reserveapi.cmd.')}
         self.assertEqual(set(), set(COMMANDS) - set(scripts))
         for name, entry_point in sorted(scripts.items()):
-            self.assertEqual((0, version.release_string() + '\n'),
+            self.assertEqual((0, version.version_string() + '\n'),
                              self._version_of(entry_point), name)
 
     def _version_of(self, entry_point):

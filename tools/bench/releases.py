@@ -20,7 +20,7 @@ Usage (see tools/bench/README.rst, "Releases side by side")::
     python -m tools.bench.releases --nodes 10000          # what CI runs
 
 The old release is built from git with HEAD's pins
-(reserveapi_testing/old_release.py, cached). Each release gets a
+(reserveapi_testing/old_version.py, cached). Each release gets a
 database of its own on the same server, created by its own
 ``reserveapi-dbsync upgrade`` (the schema it was released with) and
 loaded by its own ``reserveapi-manage sync-nodes`` from the same
@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 
-from reserveapi_testing import old_release
+from reserveapi_testing import old_version
 from tools.bench import benchdb
 from tools.bench import benchload
 from tools.bench import run
@@ -88,7 +88,7 @@ def parse_args(argv):
     parser.add_argument('--from-version', default=DEFAULT_FROM_VERSION,
                         help='The version it is installed as.')
     parser.add_argument('--cache-dir',
-                        default=str(old_release.DEFAULT_CACHE),
+                        default=str(old_version.DEFAULT_CACHE),
                         help='Where old releases are built and kept.')
     parser.add_argument('--seed', type=int, default=1,
                         help='Inventory seed (same seed, same nodes).')
@@ -160,7 +160,7 @@ class Side:
 def build_sides(args, workdir):
     """The old release (built, or reused from the cache) and HEAD."""
     started = time.monotonic()
-    old = old_release.build(args.from_, args.from_version, args.cache_dir)
+    old = old_version.build(args.from_, args.from_version, args.cache_dir)
     run.log('%s: %s in %s, ready in %.1fs' % (
         old.version, old.commit[:12], old.path,
         time.monotonic() - started))
@@ -461,7 +461,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         problems.append('interrupted')
         run.log('Interrupted; cleaning up.')
-    except (run.StepFailed, old_release.OldReleaseError, RuntimeError,
+    except (run.StepFailed, old_version.OldVersionError, RuntimeError,
             OSError, ValueError) as exc:
         problems.append(str(exc))
         run.log('FAILED: %s' % exc)

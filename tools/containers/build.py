@@ -14,7 +14,7 @@
 from any container registry::
 
     python -m tools.containers.build                    # this checkout
-    python -m tools.containers.build --revision d005916 # release 1.0.0
+    python -m tools.containers.build --revision d005916 # version 1.0.0
     python -m tools.containers.build --target nova-api  # Nova's side
 
 First the base: a Debian bookworm minbase with python3, made by
@@ -25,8 +25,8 @@ one, with the day's security updates). Then the image, from a context
 of the source tree (this checkout's files, tracked and untracked but
 not ignored; or ``git archive`` of ``--revision``) with this checkout's
 ``upper-constraints.txt``, ``Containerfile``, entry point and nova-api's
-gunicorn settings laid over it, so an old release installs with today's pins as
-``reserveapi_testing/old_release.py`` does. pip inside the build reaches
+gunicorn settings laid over it, so an old version installs with today's pins as
+``reserveapi_testing/old_version.py`` does. pip inside the build reaches
 its index with the host's CA bundle as a build secret.
 
 podman and buildah read ``tools/containers/containers.conf``
@@ -83,8 +83,9 @@ DPKG_OPTIONS = (
 MERGED_USR_HOOK = '/usr/share/mmdebstrap/hooks/merged-usr'
 RECIPE_LABEL = 'org.openstack.reserveapi.base-recipe'
 CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt'
-KNOWN_RELEASES = {'d005916': '1.0.0'}
-"""Commits of releases, by the short id the docs use: their version."""
+KNOWN_VERSIONS = {'d005916': '1.0.0'}
+"""Each known version by the short id of its commit, as the docs write
+it."""
 BUILD_TIMEOUT = 1800
 
 
@@ -200,13 +201,13 @@ def resolve(revision):
 
 def default_version(commit=None):
     """The version pbr would give: this checkout's installed version,
-    or for a commit that of a known release."""
+    or for a commit that of a known version."""
     if commit is None:
         from reserveapi import version
-        return version.release_string()
-    for short, release in KNOWN_RELEASES.items():
+        return version.version_string()
+    for short, known in KNOWN_VERSIONS.items():
         if commit.startswith(short):
-            return release
+            return known
     raise BuildError('no version known for %s: give --version' % commit)
 
 
@@ -317,11 +318,11 @@ def main(argv=None):
         description=__doc__.split('\n\n')[0])
     parser.add_argument('--revision', metavar='REV',
                         help='build this commit (git archive), e.g. '
-                             'd005916 for release 1.0.0; default: this '
+                             'd005916 for version 1.0.0; default: this '
                              "checkout's files as they are")
     parser.add_argument('--version',
                         help="pbr's version (PBR_VERSION); default: this "
-                             "checkout's, or a known release's")
+                             "checkout's, or a known version's")
     parser.add_argument('--target', choices=sorted(TARGETS),
                         default='reserveapi',
                         help="the service's image (default), or Nova's "

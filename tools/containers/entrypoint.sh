@@ -52,7 +52,7 @@ if [ $# -gt 0 ]; then shift; fi
 
 case "$role" in
 api)
-    # Releases before metrics (1.0.0) have no gunicorn settings module.
+    # Versions before metrics (1.0.0) have no gunicorn settings module.
     settings=
     if [ -n "$(ls /opt/reserveapi/lib/python3*/site-packages/reserveapi/wsgi/gunicorn_config.py 2>/dev/null)" ]
     then

@@ -18,7 +18,7 @@ connection = context.config.attributes['connection']
 # Each migration commits on its own: a lock one takes is held for that
 # migration only, never until the last of a run is done (on PostgreSQL a
 # run of several held every lock of all of them, and the serving
-# release's queries queued behind the whole run).
+# version's queries queued behind the whole run).
 context.configure(connection=connection,
                   target_metadata=models.Base.metadata,
                   render_as_batch=True,

@@ -11,7 +11,7 @@
 # under the License.
 
 """Derived rows that disagree with their source are found and repaired,
-on every backend: what an older release's writer, on a newer schema,
+on every backend: what an older version's writer, on a newer schema,
 leaves behind (nodes with their traits in ``node_traits`` and none in
 their text; counters that missed a change)."""
 
@@ -74,7 +74,7 @@ class TestDerivedData(base.DBTestCase):
         with_items = [uuid for uuid, (traits, capabilities)
                       in expected.items() if traits or capabilities]
         self.assertGreater(len(with_items), 5)
-        # As an older release's sync left them: the rows of record
+        # As an older version's sync left them: the rows of record
         # written, the texts not.
         self.execute(sa.update(models.Node).values(
             traits_text=',', capabilities_text=''))

@@ -28,7 +28,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.common import exception
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.db import base as db_base
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import models
@@ -224,7 +224,7 @@ class TestSyncState(DBStateTestCase):
                                                      now=later))
 
 
-class TestIronicReleases(DBStateTestCase):
+class TestClaimsToClear(DBStateTestCase):
     """Reservations claiming their nodes in Ironic, ended by this
     process, which stops before it clears a claim itself (Ironic is
     never asked here): a worker clears it once its lease lapses."""
@@ -272,7 +272,7 @@ class TestIronicReleases(DBStateTestCase):
 
         self.assertFalse(db_inventory.holds_live(node('n1')['uuid'],
                                                  instance))
-        due, = db_inventory.due_ironic_releases(10)
+        due, = db_inventory.due_claims_to_clear(10)
         self.assertEqual((node('n1')['uuid'], instance, 0),
                          (due.node_uuid, due.instance_uuid, due.attempts))
 
@@ -284,8 +284,8 @@ class TestIronicReleases(DBStateTestCase):
         # ... and does not even re-read it: the clear does.
         self.assertEqual([], db_nodes.list_stale(10))
 
-        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
-        self.assertTrue(db_inventory.finish_ironic_release(
+        generation = db_inventory.take_claim_to_clear(*pair, 'w1', 60)
+        self.assertTrue(db_inventory.finish_claim_to_clear(
             *pair, 'w1', generation))
         self.assertEqual([node('n1')['uuid']], db_nodes.list_stale(10))
         upsert([node('n1')])
@@ -293,60 +293,60 @@ class TestIronicReleases(DBStateTestCase):
 
     def test_one_clearer_at_a_time(self):
         pair = self.released()
-        ours = lease.holder()
+        ours = heartbeat.holder()
         # Leased to the process that ended the reservation: no worker
         # takes it, no other process clears it.
-        self.assertEqual([], db_inventory.due_ironic_releases(10))
-        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'w1', 60))
-        self.assertFalse(db_inventory.renew_ironic_release(*pair, 'w1', 60))
-        self.assertEqual(0, db_inventory.take_ironic_release(*pair, ours,
+        self.assertEqual([], db_inventory.due_claims_to_clear(10))
+        self.assertIsNone(db_inventory.take_claim_to_clear(*pair, 'w1', 60))
+        self.assertFalse(db_inventory.renew_claim_to_clear(*pair, 'w1', 60))
+        self.assertEqual(0, db_inventory.take_claim_to_clear(*pair, ours,
                                                              60))
-        self.assertTrue(db_inventory.renew_ironic_release(*pair, ours, 60))
+        self.assertTrue(db_inventory.renew_claim_to_clear(*pair, ours, 60))
         # Another's finish is no finish.
-        self.assertFalse(db_inventory.finish_ironic_release(*pair, 'w1', 0))
-        self.assertEqual(1, db_inventory.count_ironic_releases())
+        self.assertFalse(db_inventory.finish_claim_to_clear(*pair, 'w1', 0))
+        self.assertEqual(1, db_inventory.count_claims_to_clear())
         # A lease that lapsed (its process died) is anybody's.
         later = timeutils.utcnow() + self.LATER
-        self.assertEqual(1, len(db_inventory.due_ironic_releases(
+        self.assertEqual(1, len(db_inventory.due_claims_to_clear(
             10, now=later)))
-        self.assertEqual(0, db_inventory.take_ironic_release(
+        self.assertEqual(0, db_inventory.take_claim_to_clear(
             *pair, 'w1', 60, now=later))
-        self.assertIsNone(db_inventory.take_ironic_release(
+        self.assertIsNone(db_inventory.take_claim_to_clear(
             *pair, ours, 60, now=later))
 
     def test_asked_again_meanwhile_is_not_finished(self):
         pair = self.expired()
-        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
-        db_inventory.request_ironic_release(*pair,
+        generation = db_inventory.take_claim_to_clear(*pair, 'w1', 60)
+        db_inventory.request_claim_to_clear(*pair,
                                             db_inventory.ClearRequest())
 
-        self.assertFalse(db_inventory.finish_ironic_release(
+        self.assertFalse(db_inventory.finish_claim_to_clear(
             *pair, 'w1', generation))
 
         # Kept, unleased and due at once, for a clear that reads Ironic
         # after the new request.
-        due, = db_inventory.due_ironic_releases(10)
-        again = db_inventory.take_ironic_release(*pair, 'w2', 60)
+        due, = db_inventory.due_claims_to_clear(10)
+        again = db_inventory.take_claim_to_clear(*pair, 'w2', 60)
         self.assertEqual(generation + 1, again)
-        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'w2',
+        self.assertTrue(db_inventory.finish_claim_to_clear(*pair, 'w2',
                                                            again))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_postponed_then_finished(self):
         pair = self.expired()
-        generation = db_inventory.take_ironic_release(*pair, 'w1', 60)
+        generation = db_inventory.take_claim_to_clear(*pair, 'w1', 60)
         later = timeutils.utcnow() + datetime.timedelta(minutes=5)
 
-        db_inventory.postpone_ironic_release(*pair, 'w1', 'refused', later)
+        db_inventory.postpone_claim_to_clear(*pair, 'w1', 'refused', later)
 
-        self.assertEqual([], db_inventory.due_ironic_releases(10))
-        again, = db_inventory.due_ironic_releases(10, now=later)
+        self.assertEqual([], db_inventory.due_claims_to_clear(10))
+        again, = db_inventory.due_claims_to_clear(10, now=later)
         self.assertEqual((1, 'refused'), (again.attempts, again.last_error))
-        self.assertEqual(generation, db_inventory.take_ironic_release(
+        self.assertEqual(generation, db_inventory.take_claim_to_clear(
             *pair, 'w2', 60, now=later))
-        self.assertTrue(db_inventory.finish_ironic_release(
+        self.assertTrue(db_inventory.finish_claim_to_clear(
             *pair, 'w2', generation))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_a_claim_made_again_is_guarded_by_a_row_of_its_own(self):
         upsert([node('n1')])
@@ -359,16 +359,16 @@ class TestIronicReleases(DBStateTestCase):
         # Leased to the claiming process, the node not offered, and due
         # only once the claim must have landed should that process die.
         self.assertTrue(self.stale('n1'))
-        self.assertIsNone(db_inventory.take_ironic_release(*pair, 'w1', 60))
+        self.assertIsNone(db_inventory.take_claim_to_clear(*pair, 'w1', 60))
         self.assertIsNone(db_inventory.guard_ironic_claim(
             *pair, 'w1', 60, delay=20))
-        self.assertEqual([], db_inventory.due_ironic_releases(
+        self.assertEqual([], db_inventory.due_claims_to_clear(
             10, now=timeutils.utcnow() + datetime.timedelta(seconds=19)))
-        self.assertEqual(1, len(db_inventory.due_ironic_releases(
+        self.assertEqual(1, len(db_inventory.due_claims_to_clear(
             10, now=timeutils.utcnow() + self.LATER)))
         # The reservation still stands: the claim's row goes.
-        self.assertTrue(db_inventory.finish_ironic_release(*pair, 'api1', 0))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertTrue(db_inventory.finish_claim_to_clear(*pair, 'api1', 0))
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_a_claim_made_again_waits_for_a_clear_under_way(self):
         pair = self.released()
@@ -377,9 +377,9 @@ class TestIronicReleases(DBStateTestCase):
             *pair, 'w1', 60, delay=20))
 
         # Nothing written: the clear finishes as it would have.
-        self.assertTrue(db_inventory.finish_ironic_release(
-            *pair, lease.holder(), 0))
-        self.assertEqual(0, db_inventory.count_ironic_releases())
+        self.assertTrue(db_inventory.finish_claim_to_clear(
+            *pair, heartbeat.holder(), 0))
+        self.assertEqual(0, db_inventory.count_claims_to_clear())
 
     def test_a_release_while_claiming_again_outlives_the_claim(self):
         upsert([node('n1')])
@@ -391,12 +391,12 @@ class TestIronicReleases(DBStateTestCase):
         release(reservation)
 
         # The release's process cannot clear while the claim is on its
-        # way, and the claim's finish leaves the release due at once.
-        self.assertIsNone(db_inventory.take_ironic_release(
-            *pair, lease.holder(), 60))
-        self.assertFalse(db_inventory.finish_ironic_release(
+        # way, and the claim's finish leaves the clearing row due at once.
+        self.assertIsNone(db_inventory.take_claim_to_clear(
+            *pair, heartbeat.holder(), 60))
+        self.assertFalse(db_inventory.finish_claim_to_clear(
             *pair, 'api1', generation))
-        due, = db_inventory.due_ironic_releases(10)
+        due, = db_inventory.due_claims_to_clear(10)
         self.assertEqual(pair, (due.node_uuid, due.instance_uuid))
 
     def test_a_release_outlives_a_guard_finished_under_it(self):
@@ -413,10 +413,10 @@ class TestIronicReleases(DBStateTestCase):
         deleted = threading.Event()
 
         def finish_slowly():
-            # finish_ironic_release's DELETE, committed a second later.
+            # finish_claim_to_clear's DELETE, committed a second later.
             with db_base.writer() as session:
-                session.execute(sa.delete(models.IronicRelease).where(
-                    models.IronicRelease.node_uuid == pair[0]))
+                session.execute(sa.delete(models.ClaimToClear).where(
+                    models.ClaimToClear.node_uuid == pair[0]))
                 deleted.set()
                 time.sleep(1)
 
@@ -427,9 +427,9 @@ class TestIronicReleases(DBStateTestCase):
         release(reservation)
         finisher.join()
 
-        self.assertEqual(1, db_inventory.count_ironic_releases())
-        self.assertEqual(0, db_inventory.take_ironic_release(
-            *pair, lease.holder(), 60))
+        self.assertEqual(1, db_inventory.count_claims_to_clear())
+        self.assertEqual(0, db_inventory.take_claim_to_clear(
+            *pair, heartbeat.holder(), 60))
 
     def test_expiry_asks_clears_and_stales_nodes(self):
         upsert([node('n1'), node('n2')])
@@ -442,7 +442,7 @@ class TestIronicReleases(DBStateTestCase):
         self.assertEqual((old.uuid, 'expired'), (expired.uuid, expired.state))
         self.assertIsNotNone(expired.expires_at)
         self.assertTrue(self.stale('n1'))
-        due, = db_inventory.due_ironic_releases(10)
+        due, = db_inventory.due_claims_to_clear(10)
         self.assertEqual((old.node_uuid, old.instance_uuid),
                          (due.node_uuid, due.instance_uuid))
 

@@ -11,8 +11,8 @@
 # under the License.
 
 """The one way a row is leased (db/leases.py), on every backend and for
-every leased table: the inventory sync, the Ironic releases and the
-mirror's hosts all rely on these rules.
+every leased table: the inventory sync, the claims to clear in Ironic
+and the mirror's hosts all rely on these rules.
 """
 
 import datetime
@@ -36,8 +36,8 @@ def _sync_row(session, now):
         source=uuid.uuid4().hex, nodes=0)).inserted_primary_key[0]
 
 
-def _release_row(session, now):
-    return session.execute(sa.insert(models.IronicRelease).values(
+def _clearing_row(session, now):
+    return session.execute(sa.insert(models.ClaimToClear).values(
         node_uuid=str(uuid.uuid4()), instance_uuid=str(uuid.uuid4()),
         attempts=0, next_attempt_at=now, generation=0, created_at=now)
     ).inserted_primary_key[0]
@@ -58,8 +58,8 @@ def _mirror_row(session, now):
 LEASED_TABLES = [
     ('inventory_syncs', {'MODEL': models.InventorySync,
                          'add': _sync_row, 'counter': 'nodes'}),
-    ('ironic_releases', {'MODEL': models.IronicRelease,
-                         'add': _release_row, 'counter': 'attempts'}),
+    ('ironic_releases', {'MODEL': models.ClaimToClear,
+                         'add': _clearing_row, 'counter': 'attempts'}),
     ('mirror_hosts', {'MODEL': models.MirrorHost,
                       'add': _mirror_row, 'counter': 'attempts'}),
 ]

@@ -226,13 +226,13 @@ class TestMySQLTables(_EmptyDatabaseTestCase):
 
 class TestLeaseColumns(_EmptyDatabaseTestCase):
     """0014 gives the leases their own columns, kept equal to the old ones
-    whichever release writes; 0015 drops the old ones."""
+    whichever version writes; 0015 drops the old ones."""
 
     scenarios = BACKENDS
 
     T1, T2 = '2026-01-01 00:00:00', '2026-01-02 00:00:00'
-    # Each leased table's row as release 1.0.0 inserts it (1) and as this
-    # release does (2), by SQL: the models describe the head's schema.
+    # Each leased table's row as version 1.0.0 inserts it (1) and as this
+    # version does (2), by SQL: the models describe the head's schema.
     ROWS = {
         'inventory_syncs': "(id, source, nodes, %s) VALUES (%d, 's%d', 0, %s)",
         'ironic_releases': (
@@ -283,13 +283,13 @@ class TestLeaseColumns(_EmptyDatabaseTestCase):
                 "INSERT INTO mirror_aggregates (id, uuid, deleted, "
                 "created_at) VALUES (1, 'a', false, '2026-01-01')"))
             for table in self.ROWS:
-                # Leased before the expand, by release 1.0.0.
+                # Leased before the expand, by version 1.0.0.
                 self.insert(connection, table, 1, 'claimed', 'old', self.T1)
         migration.upgrade('0014_lease_columns', engine=self.engine)
         for table in self.ROWS:
             with self.engine.begin() as connection:
                 self.assertEqualPairs(connection, table, {1: 'old'})
-                # Release 1.0.0 inserts, and this release.
+                # Version 1.0.0 inserts, and this version.
                 self.insert(connection, table, 2, 'claimed', 'old', self.T1)
                 self.insert(connection, table, 3, 'leased', 'new', self.T1)
                 self.insert(connection, table, 4, 'leased', None, None)

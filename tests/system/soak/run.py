@@ -50,7 +50,7 @@ import uuid
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from reserveapi.inventory import claims
 from reserveapi_testing import dbservers
 from reserveapi_testing import loopback
@@ -405,7 +405,7 @@ FOREIGN_CLAIMS_HELD = 2
 """Claims the other tool holds at once: a further one first drops its
 oldest, so that a long run keeps nodes for our clients."""
 
-LEASE_TAKEOVER_S = 2 * lease.SECONDS
+LEASE_TAKEOVER_S = 2 * heartbeat.SECONDS
 """Seconds within which a sync must complete after the worker holding
 its lease was killed: the lease lapses, the next pass runs (slowly, on
 a loaded machine)."""
@@ -596,7 +596,7 @@ class IronicBackendRun(BackendRun):
         # does the sync the daemon may have been stopped in (a pass
         # leaves a sync leased to another process alone).
         deadline = time.monotonic() + (claims.UNCERTAIN_DELAY
-                                       + lease.SECONDS + 5)
+                                       + heartbeat.SECONDS + 5)
         while time.monotonic() < deadline and self._work_waiting():
             time.sleep(1)
         started = time.monotonic()

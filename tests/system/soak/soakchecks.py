@@ -232,7 +232,7 @@ def ironic_settled(engine, ironic, ledger, pass_exit_codes):
                'reservation (after the passes)', leaked),
         _check('foreign claims still in place (after the passes)', foreign),
         _check('no lease held by a dead process (after the passes)', stuck),
-        _check('no Ironic release left due (after the passes)',
+        _check('no Ironic claim left to clear (after the passes)',
                [tuple(row) for row in due]),
         _check('abandoned reservations expired (%d), and %d superseded '
                'after an outage ended' % (len(ledger.abandoned),

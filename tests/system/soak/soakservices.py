@@ -152,7 +152,7 @@ class Gunicorn:
     """``gunicorn -w N reserveapi.wsgi.api:application`` on loopback.
 
     ``bin_dir`` and ``cwd`` run another installation's gunicorn (an older
-    release's virtualenv) from a directory where no other reserveapi can
+    version's virtualenv) from a directory where no other reserveapi can
     be imported: gunicorn puts its working directory first on the import
     path.
     """

@@ -185,13 +185,13 @@ def capacity(rows, nodes, held_nodes):
                    problems)]
 
 
-def old_client(done, release, nodes, new_instances):
+def old_client(done, old, nodes, new_instances):
     """N-1's own client reserved, confirmed, read back and released a
     node that satisfies its spec, through N's API."""
     problems = []
     if done.get('error') or done['exit']:
         problems.append('exit %s: %s' % (done['exit'], done.get('error')))
-    elif not done['client_module'].startswith(str(release.path)):
+    elif not done['client_module'].startswith(str(old.path)):
         problems.append('not the old client: %s' % done['client_module'])
     else:
         node = {node['uuid']: node for node in nodes}[
@@ -242,7 +242,7 @@ def graceful_stops(exits):
 
 def commands(schema_steps, mixed_status, status):
     """Every schema step succeeded; ``reserveapi-status upgrade check``
-    of N finds no failure while both releases serve (warnings: the
+    of N finds no failure while both versions serve (warnings: the
     contract waits), and is clean at the end."""
     return [
         _check('expand, migrate and contract succeeded',

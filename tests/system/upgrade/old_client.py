@@ -10,10 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The previous release's client against the new release's API: what a
+"""The previous version's client against the new version's API: what a
 nova-compute not yet upgraded does once the APIs are.
 
-Run by the old release's interpreter, isolated (``python -I``) so that
+Run by the old version's interpreter, isolated (``python -I``) so that
 only its own ``reserveapi.client`` can be imported; it imports nothing
 of this checkout. Reserves one node, confirms it, reads it back,
 releases it, and prints what happened as one JSON document::

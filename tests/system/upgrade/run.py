@@ -11,8 +11,8 @@
 # under the License.
 
 """A rolling upgrade under load, as grenade runs one: the previous
-release serves reservation clients, the schema is expanded and migrated
-under it, this release's API and worker join it, the old ones stop, the
+version serves reservation clients, the schema is expanded and migrated
+under it, this version's API and worker join it, the old ones stop, the
 schema is contracted; the clients never stop. See README.rst.
 
     python -m tests.system.upgrade.run        # from 1.0.0: PostgreSQL, MariaDB
@@ -21,9 +21,9 @@ schema is contracted; the clients never stop. See README.rst.
 
 The second is what ``tox -e upgrade`` runs.
 
-The previous release ("N-1", ``--from``) is built from git into a
-virtualenv of its own (``reserveapi_testing/old_release.py``, cached);
-this release ("N") is the environment this runs in. Exits 1 if any check
+The previous version ("N-1", ``--from``) is built from git into a
+virtualenv of its own (``reserveapi_testing/old_version.py``, cached);
+this version ("N") is the environment this runs in. Exits 1 if any check
 failed in any run.
 """
 
@@ -49,7 +49,7 @@ from reserveapi import version
 from reserveapi_testing import galera
 from reserveapi_testing import loopback
 from reserveapi_testing import observer
-from reserveapi_testing import old_release
+from reserveapi_testing import old_version
 from tests.system.soak import run as soak_run
 from tests.system.soak import soakload
 from tests.system.soak import soakservices
@@ -122,8 +122,8 @@ def status_lines(output):
 
 
 class UpgradeRun:
-    """One rolling upgrade from ``old`` (an ``OldRelease``) to this
-    release on one kind of database."""
+    """One rolling upgrade from ``old`` (an ``OldVersion``) to this
+    version on one kind of database."""
 
     def __init__(self, name, backend, old, settings, run_dir):
         self.name = name
@@ -255,7 +255,7 @@ class UpgradeRun:
         code, output = self.command(
             'reserveapi-status', 'upgrade', 'check', '--json')
         self.mixed_status = {'exit': code, 'output': status_lines(output)}
-        self.log('reserveapi-status upgrade check, both releases '
+        self.log('reserveapi-status upgrade check, both versions '
                  'serving: exit %d' % code)
         time.sleep(phase / 2)
         self.step("N-1's worker stops (SIGTERM)")
@@ -413,9 +413,9 @@ def upgrade(name, backend, old, settings, root):
 
 
 def print_report(report):
-    print('\n== %s: upgrade from %s to this release (%s), %ss' % (
+    print('\n== %s: upgrade from %s to this version (%s), %ss' % (
         report['name'], report['from'],
-        version.version_info.release_string(), report['seconds']))
+        version.version_string(), report['seconds']))
     for at, label in report['steps']:
         print('   %6.1fs %s' % (at, label))
     for key in ('requests', 'front', 'grants', 'services',
@@ -440,12 +440,12 @@ SETTINGS = {
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--from', dest='from_', default=DEFAULT_FROM,
-                        help='The previous release\'s commit (default: '
-                             '%s, release %s). HEAD makes a no-op upgrade.'
+                        help='The previous version\'s commit (default: '
+                             '%s, version %s). HEAD makes a no-op upgrade.'
                              % (DEFAULT_FROM, DEFAULT_FROM_VERSION))
     parser.add_argument('--from-version',
                         help='The version it is installed as (default: '
-                             '%s for %s, else this release\'s).'
+                             '%s for %s, else this version\'s).'
                              % (DEFAULT_FROM_VERSION, DEFAULT_FROM))
     parser.add_argument('--backends', default='postgresql,mysql',
                         help='Comma-separated: postgresql, mysql (private '
@@ -468,8 +468,8 @@ def parse_args(argv):
     parser.add_argument('--phase', type=float,
                         help='Seconds of load in each phase of the roll '
                              '(default: 6; 3 on Galera).')
-    parser.add_argument('--cache-dir', default=str(old_release.DEFAULT_CACHE),
-                        help='Where the previous releases\' virtualenvs '
+    parser.add_argument('--cache-dir', default=str(old_version.DEFAULT_CACHE),
+                        help='Where the previous versions\' virtualenvs '
                              'are built and kept.')
     parser.add_argument('--keep', action='store_true',
                         help='Keep the logs even when every check passed.')
@@ -490,18 +490,18 @@ def _settings(args, short):
     return settings
 
 
-def _old_release(revision, version_, cache_dir):
+def _old_version(revision, version_, cache_dir):
     if version_ is None:
-        default = old_release.resolve(DEFAULT_FROM)
+        default = old_version.resolve(DEFAULT_FROM)
         version_ = (DEFAULT_FROM_VERSION
-                    if old_release.resolve(revision) == default
-                    else version.version_info.release_string())
+                    if old_version.resolve(revision) == default
+                    else version.version_string())
     started = time.monotonic()
-    release = old_release.build(revision, version_, cache_dir)
+    built = old_version.build(revision, version_, cache_dir)
     print('N-1: %s (%s) in %s, ready in %.1fs' % (
-        release.commit[:12], release.version, release.path,
+        built.commit[:12], built.version, built.path,
         time.monotonic() - started), flush=True)
-    return release
+    return built
 
 
 def _backends(text):
@@ -518,13 +518,13 @@ def main(argv=None):
     random.seed(args.seed)
     plan = []
     if args.backends or args.galera:
-        old = _old_release(args.from_, args.from_version, args.cache_dir)
+        old = _old_version(args.from_, args.from_version, args.cache_dir)
         plan += [(backend, backend, old, False)
                  for backend in _backends(args.backends)]
         if args.galera:
             plan.append(('galera', 'galera', old, True))
     if args.noop_backends:
-        head = _old_release('HEAD', None, args.cache_dir)
+        head = _old_version('HEAD', None, args.cache_dir)
         plan += [('%s, no-op' % backend, backend, head, backend == 'galera')
                  for backend in _backends(args.noop_backends)]
     root = tempfile.mkdtemp(prefix='reserveapi-upgrade-')

@@ -96,7 +96,7 @@ class TestClient(SourceTestCase):
     def test_endpoint_override_and_microversion(self):
         self.nodes.get.return_value = fake_node()
         next(self.source.full_pages())
-        self.source.release(NODE, INSTANCE, ALWAYS)
+        self.source.clear_claim(NODE, INSTANCE, ALWAYS)
 
         self.assertEqual(2, self.client_class.call_count)
         sync_call, claim_call = self.client_class.call_args_list
@@ -116,7 +116,7 @@ class TestClient(SourceTestCase):
         self.nodes.get.return_value = fake_node()
         for _ in range(3):
             self.source.get_node(NODE)
-            self.source.release(NODE, INSTANCE, ALWAYS)
+            self.source.clear_claim(NODE, INSTANCE, ALWAYS)
         self.assertEqual(2, self.client_class.call_count)
 
     def test_session_and_adapter_options(self):
@@ -577,7 +577,7 @@ class TestRelease(SourceTestCase):
     def test_clears_a_claim_still_ours(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
         self.nodes.update.return_value = fake_node()
-        outcome, page = self.source.release(NODE, INSTANCE, ALWAYS)
+        outcome, page = self.source.clear_claim(NODE, INSTANCE, ALWAYS)
         self.assertEqual(('claim cleared', [EXPECTED]),
                          (outcome, page.nodes))
         self.nodes.get.assert_called_once_with(NODE,
@@ -596,21 +596,21 @@ class TestRelease(SourceTestCase):
                 (fake_node(instance_uuid=INSTANCE, provision_state='active'),
                  'left to the teardown (active)')):
             self.nodes.get.return_value = node
-            self.assertEqual(outcome,
-                             self.source.release(NODE, INSTANCE, ALWAYS)[0])
-            self.assertEqual(node.provision_state, self.source.release(
+            self.assertEqual(outcome, self.source.clear_claim(
+                NODE, INSTANCE, ALWAYS)[0])
+            self.assertEqual(node.provision_state, self.source.clear_claim(
                 NODE, INSTANCE, ALWAYS)[1].nodes[0]['provision_state'])
         self.nodes.update.assert_not_called()
 
     def test_no_patch_once_the_lease_is_lost(self):
         self.nodes.get.return_value = fake_node(instance_uuid=INSTANCE)
-        self.assertRaises(exception.ClaimNotCleared, self.source.release,
+        self.assertRaises(exception.ClaimNotCleared, self.source.clear_claim,
                           NODE, INSTANCE, lambda: False)
         self.nodes.update.assert_not_called()
 
     def test_a_node_gone_has_nothing_to_clear(self):
         self.nodes.get.side_effect = ironic_exc.NotFound('gone')
-        outcome, page = self.source.release(NODE, INSTANCE, ALWAYS)
+        outcome, page = self.source.clear_claim(NODE, INSTANCE, ALWAYS)
         self.assertEqual(('node gone from Ironic', []),
                          (outcome, page.nodes))
 
@@ -620,13 +620,13 @@ class TestRelease(SourceTestCase):
             'Node %s can not be updated while a state transition is in '
             'progress. (HTTP 409)' % NODE)
         error = self.assertRaises(exception.ClaimNotCleared,
-                                  self.source.release, NODE, INSTANCE,
+                                  self.source.clear_claim, NODE, INSTANCE,
                                   ALWAYS)
         self.assertIn('state transition is in progress', error.detail)
 
     def test_unreachable_is_unavailable(self):
         self.nodes.get.side_effect = ksa_exc.ConnectFailure('refused')
-        self.assertRaises(exception.IronicUnavailable, self.source.release,
+        self.assertRaises(exception.IronicUnavailable, self.source.clear_claim,
                           NODE, INSTANCE, ALWAYS)
 
 

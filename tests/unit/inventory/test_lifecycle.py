@@ -67,8 +67,8 @@ ERRORS = {
 """What Ironic (through inventory.claims) raises for each kind."""
 
 # Steps, as the fakes record them.
-ROW_FINISHED = 'release row finished'
-ROW_POSTPONED = 'release row postponed'
+ROW_FINISHED = 'clearing row finished'
+ROW_POSTPONED = 'clearing row postponed'
 CLEARED = 'claim cleared'
 OUTAGE = 'outage noted'
 ANNOUNCED = 'refusal announced'
@@ -116,7 +116,7 @@ RETRIED = {
         ([ROW_POSTPONED], RAISES),
 }
 """A retried request's reservation: kept unless Ironic will not have its
-node; its release row tells a worker what may be left to clear."""
+node; its clearing row tells a worker what may be left to clear."""
 
 REPAIRED = {
     lifecycle.Kind.REFUSED:
@@ -195,12 +195,12 @@ class LifecycleTestCase(base.TestCase):
                 (db_reservations, 'get_live_reservation_for_instance',
                  self.live_reservation),
                 (db_inventory, 'guard_ironic_claim', self.guard),
-                (db_inventory, 'renew_ironic_release', lambda *a: True),
-                (db_inventory, 'finish_ironic_release',
+                (db_inventory, 'renew_claim_to_clear', lambda *a: True),
+                (db_inventory, 'finish_claim_to_clear',
                  lambda *args: self.steps.append(ROW_FINISHED)),
-                (db_inventory, 'postpone_ironic_release', self.postpone),
-                (db_inventory, 'request_ironic_release',
-                 self.request_release),
+                (db_inventory, 'postpone_claim_to_clear', self.postpone),
+                (db_inventory, 'request_claim_to_clear',
+                 self.request_clear),
                 (claims, 'clear_quietly',
                  lambda *args: self.steps.append(CLEARED)),
                 (inventory_sync, 'note_outage',
@@ -251,7 +251,7 @@ class LifecycleTestCase(base.TestCase):
         self.assertTrue(error)
         self.steps.append(ROW_POSTPONED)
 
-    def request_release(self, node_uuid, instance_uuid, request):
+    def request_clear(self, node_uuid, instance_uuid, request):
         self.steps.append('clear asked (%s)' % self.clear_of(request))
 
 

@@ -26,7 +26,7 @@ down_revision = '0014_lease_columns'
 branch_labels = None
 depends_on = None
 phase = 'contract'
-oldest_release = '1.1'
+oldest_version = '1.1'
 
 # What 0014 made, written out: a migration reads no other.
 TABLES = ('inventory_syncs', 'ironic_releases', 'mirror_hosts')

@@ -10,12 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Leases in the database that die with the process holding them.
+"""The heartbeat that keeps a lease alive while its holder works, and
+the holder's name: leases in the database die with their process.
 
 A lease (the inventory sync's, a claim being cleared in Ironic) is short
 and kept alive by a heartbeat thread while its holder works: a process
 that is killed stops renewing it, and another takes over within
-``SECONDS``, not after the longest a job could ever take.
+``SECONDS``, not after the longest a job could ever take. The SQL that
+takes, renews and drops a lease is ``reserveapi.db.leases``.
 """
 
 import os

@@ -10,20 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A past release of reserveapi in a virtualenv of its own.
+"""A past version of reserveapi in a virtualenv of its own.
 
-An upgrade test runs the previous release ("N-1") beside this checkout
-("N"): its API, its worker, its client. The release is built from git,
+An upgrade test runs the previous version ("N-1") beside this checkout
+("N"): its API, its worker, its client. The version is built from git,
 as its source tarball would be (``git archive`` of the commit, so the
 work tree's changes never leak in), and installed with its database
 drivers and gunicorn into a virtualenv that nothing else shares. pbr
-cannot count commits without ``.git``, so the release's version is
+cannot count commits without ``.git``, so the version string is
 given (``PBR_VERSION``).
 
 It installs with this checkout's pins (``-c upper-constraints.txt``),
-not with whatever the index holds that day: an old release compared
+not with whatever the index holds that day: an old version compared
 with this one, or upgraded to it, must run on the same libraries, or
-a difference between them may be a library's. Release 1.0.0 has no
+a difference between them may be a library's. Version 1.0.0 has no
 pins of its own.
 
 A virtualenv is built once per commit, version and pinned set, and
@@ -52,13 +52,13 @@ KEPT = 3
 INSTALL_TIMEOUT = 1200
 
 
-class OldReleaseError(Exception):
-    """The commit is unknown, or its release could not be installed."""
+class OldVersionError(Exception):
+    """The commit is unknown, or its version could not be installed."""
 
 
 @dataclasses.dataclass(frozen=True)
-class OldRelease:
-    """An installed release: ``bin_dir`` holds its console scripts and
+class OldVersion:
+    """An installed version: ``bin_dir`` holds its console scripts and
     gunicorn, ``python`` its interpreter."""
 
     commit: str
@@ -85,7 +85,7 @@ def resolve(revision, repo=ROOT):
          '%s^{commit}' % revision], capture_output=True, text=True,
         check=False)
     if result.returncode:
-        raise OldReleaseError('%s is not a commit of %s' % (revision, repo))
+        raise OldVersionError('%s is not a commit of %s' % (revision, repo))
     return result.stdout.strip()
 
 
@@ -94,7 +94,7 @@ def _run(command, log_path, **kwargs):
         result = subprocess.run(command, stdout=log, stderr=log,
                                 check=False, **kwargs)
     if result.returncode:
-        raise OldReleaseError('%s exited %d; see %s' % (
+        raise OldVersionError('%s exited %d; see %s' % (
             ' '.join(str(part) for part in command[:3]), result.returncode,
             log_path))
 
@@ -117,31 +117,31 @@ def _marker(commit, version, constraints):
 
 def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT,
           constraints=CONSTRAINTS):
-    """The release of ``revision`` installed as ``version`` with the pins
+    """The code of ``revision`` installed as ``version`` with the pins
     of ``constraints``: reused from ``cache_dir`` when it was built
     before with the same pins, else built there (a few minutes the
     first time, half a minute with pip's cache)."""
     commit = resolve(revision, repo)
     if not pathlib.Path(constraints).is_file():
-        raise OldReleaseError('%s not found: the old release installs with '
+        raise OldVersionError('%s not found: the old version installs with '
                               "this checkout's pins" % constraints)
     marker = _marker(commit, version, constraints)
     path = pathlib.Path(cache_dir).resolve() / ('%s-%s' % (commit[:12],
                                                          version))
-    release = OldRelease(commit, version, path)
+    old = OldVersion(commit, version, path)
     ready = path / READY
     if ready.exists() and ready.read_text() == marker:
         ready.touch()
-        return release
+        return old
     _forget_all_but_latest(path.parent, KEPT - 1)
     shutil.rmtree(path, ignore_errors=True)
-    release.source.mkdir(parents=True)
+    old.source.mkdir(parents=True)
     log_path = path / 'build.log'
     archive = subprocess.run(
         ['git', '-C', str(repo), 'archive', '--format=tar', commit],
         capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(release.source, filter='data')
+        tar.extractall(old.source, filter='data')
     # The interpreter this runs on, not a virtualenv's copy of it.
     _run([getattr(sys, '_base_executable', sys.executable), '-m', 'venv',
           str(path / 'venv')], log_path)
@@ -149,13 +149,13 @@ def build(revision, version, cache_dir=DEFAULT_CACHE, repo=ROOT,
     # version every dependency pbr builds from an sdist (testresources
     # 2.0.2 would call itself 1.0.0, and the pins could not be met).
     wheels = path / 'wheel'
-    _run([release.python, '-m', 'pip', 'wheel', '--quiet', '--no-deps',
-          '--wheel-dir', str(wheels), str(release.source)], log_path,
+    _run([old.python, '-m', 'pip', 'wheel', '--quiet', '--no-deps',
+          '--wheel-dir', str(wheels), str(old.source)], log_path,
          env=dict(os.environ, PBR_VERSION=version), timeout=INSTALL_TIMEOUT)
     (wheel,) = wheels.glob('*.whl')
-    _run([release.python, '-m', 'pip', 'install', '--quiet',
+    _run([old.python, '-m', 'pip', 'install', '--quiet',
           '-c', str(pathlib.Path(constraints).resolve()),
           '%s[%s]' % (wheel, EXTRAS)] + list(SERVER_PACKAGES),
          log_path, timeout=INSTALL_TIMEOUT)
     ready.write_text(marker)
-    return release
+    return old

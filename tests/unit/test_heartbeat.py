@@ -17,7 +17,7 @@ import time
 
 import fixtures
 
-from reserveapi.common import lease
+from reserveapi.common import heartbeat
 from tests import base
 
 
@@ -26,7 +26,7 @@ class TestHeartbeat(base.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.MockPatch(
-            'reserveapi.common.lease.HEARTBEAT', 0.01))
+            'reserveapi.common.heartbeat.HEARTBEAT', 0.01))
 
     def wait_for(self, predicate):
         deadline = time.monotonic() + 10
@@ -36,7 +36,8 @@ class TestHeartbeat(base.TestCase):
 
     def test_renews_while_the_holder_works_and_stops_after(self):
         renewals = []
-        with lease.Heartbeat(lambda: renewals.append(1) or True) as keeper:
+        with heartbeat.Heartbeat(
+                lambda: renewals.append(1) or True) as keeper:
             self.wait_for(lambda: len(renewals) >= 3)
             self.assertTrue(keeper.held())
         done = len(renewals)
@@ -44,18 +45,18 @@ class TestHeartbeat(base.TestCase):
         self.assertEqual(done, len(renewals))
 
     def test_a_lease_taken_over_is_no_longer_held(self):
-        with lease.Heartbeat(lambda: False) as keeper:
+        with heartbeat.Heartbeat(lambda: False) as keeper:
             self.wait_for(lambda: not keeper.held())
 
     def test_a_lease_not_renewed_for_too_long_is_no_longer_held(self):
         # The database did not answer: it may have lapsed.
         self.useFixture(fixtures.MockPatch(
-            'reserveapi.common.lease.SECONDS', 0.05))
+            'reserveapi.common.heartbeat.SECONDS', 0.05))
 
         def fail():
             raise RuntimeError('database gone')
 
-        with lease.Heartbeat(fail) as keeper:
+        with heartbeat.Heartbeat(fail) as keeper:
             self.wait_for(lambda: not keeper.held())
 
 
@@ -64,10 +65,10 @@ class TestHolder(base.TestCase):
     def test_one_per_thread_stable_within_it(self):
         names = []
         thread = threading.Thread(target=lambda: names.append(
-            lease.holder()))
+            heartbeat.holder()))
         thread.start()
         thread.join()
-        self.assertEqual(lease.holder(), lease.holder())
-        self.assertNotEqual(lease.holder(), names[0])
-        self.assertEqual(lease.holder().rsplit(':', 1)[0],
+        self.assertEqual(heartbeat.holder(), heartbeat.holder())
+        self.assertNotEqual(heartbeat.holder(), names[0])
+        self.assertEqual(heartbeat.holder().rsplit(':', 1)[0],
                          names[0].rsplit(':', 1)[0])
