@@ -257,7 +257,7 @@ def get_capacity(host=None, shard=None, conductor_group=None,
     resource class are left out of the capacity: Nova reports no
     inventory for them.
 
-    Read from the counters the triggers keep (migration 0007) and a
+    Read from the counters the triggers keep (db/summary.py) and a
     host's live reservations: the cost does not grow with the nodes.
 
     :raises: DBError

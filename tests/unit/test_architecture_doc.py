@@ -19,6 +19,8 @@ import re
 
 from oslotest import base
 
+from tests.unit import test_layering
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / 'reserveapi'
 PAGE = ROOT / 'doc' / 'source' / 'architecture.rst'
@@ -26,6 +28,9 @@ PAGE = ROOT / 'doc' / 'source' / 'architecture.rst'
 LISTED_IN_FULL = ('api', 'api/controllers', 'inventory', 'mirror',
                   'matcher', 'db', 'common', 'nova')
 """Packages the map lists module by module; the others it describes."""
+
+_DB_LAYER = re.compile(r'^   (\d+)\. ([a-z_]+(?:, [a-z_]+)*)', re.MULTILINE)
+"""A line of the page's numbered list of db layers."""
 
 _ENTRY = re.compile(r'^    (?:  )?([a-z_]+(?:/|\.py))')
 _MODULE = re.compile(r'(?:v1/)?\{[a-z_,]+\}\.py|(?:v1/)?[a-z_]+\.py')
@@ -53,6 +58,18 @@ def package_map():
             line = line[match.end():]
         current.extend(_modules(line))
     return entries
+
+
+def db_layers():
+    """The page's db layers, in order: a tuple of module names each."""
+    text = PAGE.read_text()
+    block = text[text.index('Inside ``db/`` the modules are layered'):]
+    block = block[:block.index('Every query is built')]
+    layers = _DB_LAYER.findall(block)
+    if [int(number) for number, _names in layers] != list(
+            range(1, len(layers) + 1)):
+        raise ValueError('The db layers are not numbered 1 to N.')
+    return tuple(tuple(names.split(', ')) for _number, names in layers)
 
 
 def _modules(text):
@@ -109,3 +126,6 @@ class TestArchitecturePage(base.BaseTestCase):
         self.assertIn('claims.py', self.map['inventory'])
         self.assertIn('v1/nodes.py', self.map['api/controllers'])
         self.assertGreater(len(self.map['db']), 10)
+
+    def test_db_layers_are_the_layering_tests(self):
+        self.assertEqual(test_layering.DB_LAYERS, db_layers())
