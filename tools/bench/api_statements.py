@@ -16,12 +16,13 @@
 One ``POST /v1/reservations`` runs in-process (webtest) on the database
 of ``--config-file``, and its reservation is deleted again. Printed, as
 the driver received them: ``reads``, every statement from the first
-read of candidate nodes up to the claim, and ``claim``, the statements
-of the claim's transaction; each ``{"sql", "params", "positions"}``,
+read of candidate nodes up to the reservation's INSERT, and
+``reserve``, the statements of the transaction that makes the
+reservation; each ``{"sql", "params", "positions"}``,
 ``params`` by name and ``positions`` the names in order where the
 driver takes a tuple (PyMySQL). run.py replays them as raw SQL for the
 floor that does the API's own database work (see
-benchdb.Backend.claim_once); candidate_scale.py records the statements
+benchdb.Backend.reserve_once); candidate_scale.py records the statements
 of its requests in its own process (``recorded``)::
 
     python -m tools.bench.api_statements --config-file reserveapi.conf
@@ -42,9 +43,9 @@ from reserveapi.db import base as db_base
 from tools.bench import benchload
 
 CONF = reserveapi.conf.CONF
-# The claim's parameters that name the node and the new reservation:
-# each replay sets its own.
-CLAIM_NODE = 'new_node_id'
+# The parameter of the reserving statements that names the node (the
+# product's own bind name): each replay sets its own.
+RESERVED_NODE = 'new_node_id'
 
 
 def is_candidate_query(statement):
@@ -88,7 +89,7 @@ def recorded():
 
 
 def reservation_statements(client, request_spec):
-    """``{"reads", "claim"}`` of one ``POST /v1/reservations`` through
+    """``{"reads", "reserve"}`` of one ``POST /v1/reservations`` through
     ``client`` (webtest, this process), whose reservation is deleted
     again."""
     with recorded() as sent:
@@ -98,16 +99,17 @@ def reservation_statements(client, request_spec):
     client.delete('/v1/reservations/' + response.json['uuid'])
     starts = [index for index, statement in enumerate(sent)
               if is_candidate_query(statement['sql'])]
-    claims = [index for index, statement in enumerate(sent)
-              if CLAIM_NODE in statement['params']]
-    if not starts or not claims:
-        raise RuntimeError('no candidate query or no claim seen')
-    # The claim's transaction: its statements are consecutive.
-    end = claims[0]
-    while end + 1 < len(sent) and CLAIM_NODE in sent[end + 1]['params']:
+    reserving = [index for index, statement in enumerate(sent)
+                 if RESERVED_NODE in statement['params']]
+    if not starts or not reserving:
+        raise RuntimeError('no candidate query or no reservation INSERT '
+                           'seen')
+    # The reserving transaction: its statements are consecutive.
+    end = reserving[0]
+    while end + 1 < len(sent) and RESERVED_NODE in sent[end + 1]['params']:
         end += 1
-    return {'reads': sent[starts[0]:claims[0]],
-            'claim': sent[claims[0]:end + 1]}
+    return {'reads': sent[starts[0]:reserving[0]],
+            'reserve': sent[reserving[0]:end + 1]}
 
 
 def capture(config_file, request_spec, log_file):

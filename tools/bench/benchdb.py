@@ -198,17 +198,17 @@ class Backend:
         finally:
             connection.close()
 
-    # The API's claim replayed
+    # The API's reservation replayed
 
-    def claim_once(self, connection, api_query, host, pick, rng):
-        """Claim one node as the API does, with its very statements
+    def reserve_once(self, connection, api_query, host, pick, rng):
+        """Reserve one node as the API does, with its very statements
         (``api_query``, the SQL of one API request as api_statements.py
-        captures it: ``{"reads", "claim"}``): its reads in a transaction
-        of their own, then its claim's statements for one of the first
-        ``pick`` nodes read, at random, in another.
+        captures it: ``{"reads", "reserve"}``): its reads in a
+        transaction of their own, then its reserving statements for one
+        of the first ``pick`` nodes read, at random, in another.
 
         Returns ``(node_id, conflicts)``, or ``(None, conflicts)`` when
-        no node is free. A lost race (the claim inserting nothing, or a
+        no node is free. A lost race (the INSERT inserting nothing, or a
         unique violation) or a deadlock rolls back and tries again.
         """
         conflicts = 0
@@ -220,7 +220,7 @@ class Backend:
                     connection.rollback()
                     return None, conflicts
                 node_id = rng.choice(ids)
-                if self._claim_as_api(api_query, cursor, host, node_id):
+                if self._reserve_as_api(api_query, cursor, host, node_id):
                     connection.commit()
                     return node_id, conflicts
                 connection.rollback()
@@ -234,15 +234,15 @@ class Backend:
                 cursor.close()
 
     @staticmethod
-    def _claim_as_api(api_query, cursor, host, node_id):
-        """The API's claim statements for ``node_id``; whether the node
-        was claimed (its INSERT ... SELECT inserts nothing once the node
-        is no longer eligible)."""
+    def _reserve_as_api(api_query, cursor, host, node_id):
+        """The API's reserving statements for ``node_id``; whether the
+        node was reserved (its INSERT ... SELECT inserts nothing once the
+        node is no longer eligible)."""
         values = {'new_uuid': str(uuid.uuid4()),
                   'new_instance_uuid': str(uuid.uuid4()),
                   'new_host': host, 'new_node_id': node_id,
                   'new_created_at': _utcnow()}
-        for statement in api_query['claim']:
+        for statement in api_query['reserve']:
             cursor.execute(statement['sql'],
                            arguments(statement, values))
             if cursor.rowcount < 1:
@@ -278,7 +278,7 @@ def _utcnow():
 
 
 def _is_retryable(exc):
-    """A unique violation (someone claimed the node first) or deadlock;
+    """A unique violation (someone reserved the node first) or deadlock;
     on MariaDB also 1467, what a deadlock on the AUTO-INC lock of an
     ``INSERT ... SELECT`` surfaces as (the service retries it too:
     reserveapi.db.base.AUTOINC_LOCK_LOST)."""

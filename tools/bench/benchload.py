@@ -558,8 +558,8 @@ def alternating_single_client(addresses, request_spec, requests, warmup,
 # Phase 2: concurrent clients
 
 def _run_threads(threads, total, work, deadline):
-    """Run ``work(thread_index, claim_ticket)`` on ``threads`` threads
-    until ``total`` tickets are used or the deadline passes.
+    """Run ``work(thread_index)`` on ``threads`` threads, once per
+    ticket, until ``total`` tickets are used or the deadline passes.
 
     Returns ``(results, wall seconds, completed)``.
     """
@@ -643,10 +643,10 @@ def concurrent_clients(address, request_spec, total, threads, deadline,
 # Phase 3: the floor, the API's own SQL replayed
 
 def api_sql_floor(backend, api_query, total, threads, pick, deadline):
-    """``threads`` DB-API connections each claim nodes with the
-    statements the API sent (``api_query``, see Backend.claim_once), one
-    transaction for the reads and one for the claim, no HTTP and no
-    Python matching.
+    """``threads`` DB-API connections each reserve nodes with the
+    statements the API sent (``api_query``, see Backend.reserve_once),
+    one transaction for the reads and one for the reservation, no HTTP
+    and no Python matching.
     """
     local = threading.local()
     connections = []
@@ -659,7 +659,7 @@ def api_sql_floor(backend, api_query, total, threads, pick, deadline):
             with lock:
                 connections.append(local.connection)
         start = time.perf_counter()
-        node, conflicts = backend.claim_once(
+        node, conflicts = backend.reserve_once(
             local.connection, api_query, 'bench-raw-%d' % index, pick,
             local.rng)
         return node, conflicts, time.perf_counter() - start
@@ -677,11 +677,11 @@ def api_sql_floor(backend, api_query, total, threads, pick, deadline):
     return {
         'completed': completed, 'threads': threads, 'requested': total,
         'pick_among': pick, 'wall_s': round(wall, 3),
-        'claims_per_s': round(len(nodes) / wall, 1) if wall else None,
-        'claimed': len(nodes), 'pool_empty': len(results) - len(nodes),
+        'reservations_per_s': round(len(nodes) / wall, 1) if wall else None,
+        'reserved': len(nodes), 'pool_empty': len(results) - len(nodes),
         'conflicts_retried': sum(conflicts for _, conflicts, _ in results),
         'latency': summarize([seconds for _, _, seconds in results]),
-        'nodes_claimed_twice': len(nodes) - len(set(nodes)),
+        'nodes_reserved_twice': len(nodes) - len(set(nodes)),
     }
 
 

@@ -11,7 +11,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Claims and capacity questions against the inventory's size.
+"""Reservations and capacity questions against the inventory's size.
 
 On SQLite, PostgreSQL and MariaDB.
 No sync: per backend one throwaway database, the schema from
@@ -38,9 +38,9 @@ reserveapi's own code and its own SQL:
   of the same statement, as psycopg2 sends it: buffers touched,
   planning and execution time, the scans.
 
-Flat claim figures across the sizes mean the claim walks a bounded part
-of the best-fit index whatever the inventory; a count, a capacity
-question's or its floor's, reads every node it counts::
+Flat reservation figures across the sizes mean reserving walks a
+bounded part of the best-fit index whatever the inventory; a count, a
+capacity question's or its floor's, reads every node it counts::
 
     python -m tools.bench.candidate_scale
     python -m tools.bench.candidate_scale --backends postgresql \\
@@ -472,7 +472,7 @@ def report(results, args):
                       last['candidates']['p50_ms']
                       / first['candidates']['p50_ms'],
                       last['floor']['p50_ms'] / first['floor']['p50_ms']))
-    print('\ncandidate query and claim vs inventory size (%d each, '
+    print('\ncandidate query and reservation vs inventory size (%d each, '
           'in-process, no HTTP)' % args.repeat)
     print('%-22s  %20s  %23s  %s' % (
         'backend@nodes', 'candidate p50/p99 ms', 'reserve+release p50/p99',
@@ -480,12 +480,12 @@ def report(results, args):
     for kind, sizes in results['backends'].items():
         for size in args.sizes:
             record = sizes[str(size)]
-            query, claim = (record['candidate_query'],
-                            record['reserve_and_release'])
+            query, reservation = (record['candidate_query'],
+                                  record['reserve_and_release'])
             plan = record.get('plan')
             print('%-22s  %8.2f / %8.2f  %11.2f / %9.2f  %s' % (
                 '%s@%d' % (kind, size), query['p50_ms'], query['p99_ms'],
-                claim['p50_ms'], claim['p99_ms'],
+                reservation['p50_ms'], reservation['p99_ms'],
                 '%d / %.2f / %.2f; %s' % (
                     plan['buffers'], plan['planning_ms'],
                     plan['execution_ms'], ', '.join(plan['scan']))

@@ -30,10 +30,10 @@ PostgreSQL's in the same run), ANALYZE (unless ``--no-analyze``), then
 1. one client POSTing reservations over HTTP to ``gunicorn -w 1``;
 2. on PostgreSQL and MySQL, ``--threads`` clients against ``gunicorn -w
    2`` (reservations/s, statuses, nodes given twice);
-3. on PostgreSQL and MySQL, the floor: as many threads claim with the
-   very statements the API sends (captured by api_statements.py), its
-   reads, then its claim, as raw SQL (claims/s): the API's own
-   database work;
+3. on PostgreSQL and MySQL, the floor: as many threads reserve with
+   the very statements the API sends (captured by api_statements.py),
+   its reads, then its reservation's INSERT, as raw SQL
+   (reservations/s): the API's own database work;
 4. with ``--metrics both``, the single client and (PostgreSQL, MySQL)
    the concurrent clients again, against two servers at once, one with
    ``[metrics] enabled`` off and one on (gunicorn with
@@ -161,14 +161,14 @@ def parse_args(argv):
                         help='Clients reuse their connection while the '
                              'server keeps it open.')
     parser.add_argument('--concurrent-requests', type=int,
-                        help='Reservations POSTed, and claims made, by the '
-                             'concurrent and floor phases. Default: '
+                        help='Reservations POSTed by the concurrent phase, '
+                             'and made as raw SQL by the floor. Default: '
                              'nodes/20, between 200 and 2000, well under '
                              'the matching pool.')
     parser.add_argument('--pick-among', type=int, default=10,
-                        help='The floor: a claim takes one of the first N '
-                             'nodes the API\'s read finds, at random, as '
-                             '[matcher] subset_size does.')
+                        help='The floor: a reservation takes one of the '
+                             'first N nodes the API\'s read finds, at '
+                             'random, as [matcher] subset_size does.')
     parser.add_argument('--step-timeout', type=float, default=1800,
                         help='Seconds allowed for each step (generate, '
                              'migrate, sync, each measured phase).')
@@ -455,7 +455,7 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
             census['live_reservations'] == created)
         record['concurrent'] = concurrent
 
-        log('  the API\'s SQL replayed: %d claims, %d threads'
+        log('  the API\'s SQL replayed: %d reservations, %d threads'
             % (args.concurrent_requests, args.threads))
         _usage, captured = run_step(
             'capture the API\'s SQL',
@@ -467,7 +467,7 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
             floor = benchload.api_sql_floor(
                 backend, api_query, args.concurrent_requests, args.threads,
                 args.pick_among, time.monotonic() + timeout)
-        # The API lists and releases what the replay claimed.
+        # The API lists and releases what the replay reserved.
         with benchload.Gunicorn(str(config), 1,
                                 str(workdir / ('gunicorn-%s-release.log'
                                                % kind))) as server:
@@ -662,15 +662,16 @@ def verdicts(label, record, reference=None):
     if floor:
         if not floor['completed'] or floor['pool_empty']:
             problems.append("%s the API's SQL replayed: incomplete (%d "
-                            'claims, %d found no free node)' % (
-                                kind, floor['claimed'], floor['pool_empty']))
-        if (floor['nodes_claimed_twice']
+                            'reservations, %d found no free node)' % (
+                                kind, floor['reserved'], floor['pool_empty']))
+        if (floor['nodes_reserved_twice']
                 or floor['db_check']['nodes_held_twice']):
-            problems.append("%s the API's SQL replayed: a node was claimed "
+            problems.append("%s the API's SQL replayed: a node was reserved "
                             'twice' % kind)
     judged = kind in THROUGHPUT_TARGET_BACKENDS
-    if concurrent and floor and floor['claims_per_s']:
-        ratio = concurrent['reservations_per_s'] / floor['claims_per_s']
+    if concurrent and floor and floor['reservations_per_s']:
+        ratio = (concurrent['reservations_per_s']
+                 / floor['reservations_per_s'])
         record['concurrent_vs_api_floor'] = round(ratio, 3)
         targets['concurrent_vs_api_floor'] = (
             None if not judged
@@ -835,8 +836,8 @@ def table(results):
                         verdict(r, 'api_cpu'), digits=2))
     row('  worker peak RSS (MB)', '', lambda r: rss(r, 'concurrent'))
     row('  load 1 min before -> after', '', lambda r: load(r, 'concurrent'))
-    row("the API's SQL replayed (claims/s)", '', lambda r: _cell(
-        r['api_sql']['claims_per_s']))
+    row("the API's SQL replayed (reservations/s)", '', lambda r: _cell(
+        r['api_sql']['reservations_per_s']))
     row('  lost races retried', '', lambda r: str(
         r['api_sql']['conflicts_retried']))
     row('  load 1 min before -> after', '', lambda r: load(r, 'api_sql'))

@@ -33,13 +33,14 @@ each timed as one transaction:
   made wrong behind the triggers' back, then
   ``nodes.refresh_flags(session)`` (every node) in one transaction: its
   seconds, its longest statement's, and the longest a writer of the
-  counters (as a claim is) waited meanwhile: a connection of its own
+  counters (as reserving is) waited meanwhile: a connection of its own
   locks every capacity counter row, in key order, then commits, again
   and again (issue 37);
-* ``claim p50 ms``, ``claim p99 ms``: between the change and the removal,
-  ``--claims`` reservations made and released one after the other
-  through reservations.reserve and release (in-process, no HTTP): what
-  the counters add to each claim and release.
+* ``reserve+release p50 ms``, ``reserve+release p99 ms``: between the
+  change and the removal, ``--reservations`` reservations made and
+  released one after the other through reservations.reserve and release
+  (in-process, no HTTP): what the counters add to each reservation and
+  release.
 
 Each (backend, triggers) pair runs in a process of its own, reserveapi
 configured for its database::
@@ -98,11 +99,11 @@ def parse_args(argv):
     parser.add_argument('--nodes', type=int, default=100000)
     parser.add_argument('--backends', default='postgresql,mysql')
     parser.add_argument('--no-sync', action='store_true',
-                        help='Leave out the sync path (and the claims).')
+                        help='Leave out the sync path (and the reservations).')
     parser.add_argument('--refresh', action='store_true',
                         help='Only the insert, then every flag refreshed '
                              '(see refresh all).')
-    parser.add_argument('--claims', type=int, default=200,
+    parser.add_argument('--reservations', type=int, default=200,
                         help='Reservations made and released, timed.')
     parser.add_argument('--one', nargs=2, metavar=('BACKEND', 'TRIGGERS'),
                         help=argparse.SUPPRESS)
@@ -162,7 +163,7 @@ def _inventory(count, change):
                    for node in nodes}
 
 
-def _claims(results, count):
+def _reservations(results, count):
     """``count`` reserve+release pairs, one after the other."""
     from reserveapi import reservations
     spec = {'memory_mb': 1024, 'vcpus': 1, 'root_gb': 10,
@@ -176,8 +177,8 @@ def _claims(results, count):
         reservations.release(reservation.uuid, lambda _reservation: None)
         timings.append(time.perf_counter() - start)
     summary = benchload.summarize(timings)
-    results['claim p50 ms'] = summary['p50_ms']
-    results['claim p99 ms'] = summary['p99_ms']
+    results['reserve+release p50 ms'] = summary['p50_ms']
+    results['reserve+release p99 ms'] = summary['p99_ms']
 
 
 # Every flag made wrong behind the triggers' back: they count nothing.
@@ -231,7 +232,7 @@ def _refresh_all(results, kind, engine):
 
 
 def _lock_counters_until(engine, done, waits):
-    """Lock every capacity counter row, as a claim locks one, until
+    """Lock every capacity counter row, as reserving locks one, until
     ``done``; each time's wait into ``waits``."""
     while not done.is_set():
         with engine.connect() as connection:
@@ -244,7 +245,7 @@ def _lock_counters_until(engine, done, waits):
         done.wait(0.05)
 
 
-def run_one(kind, triggers, count, sync, claims, refresh=False):
+def run_one(kind, triggers, count, sync, reservations, refresh=False):
     """One backend, with or without the triggers: {step: seconds}."""
     results = {}
     with tempfile.TemporaryDirectory(prefix='reserveapi-trig-') as workdir, \
@@ -283,7 +284,7 @@ def run_one(kind, triggers, count, sync, claims, refresh=False):
                 inventory = [_inventory(count, change)]
                 _timed(results, name, functools.partial(
                     node_sync.sync_nodes, inventory.copy))
-            _claims(results, claims)
+            _reservations(results, reservations)
             _timed(results, 'sync remove', lambda: node_sync.sync_nodes(
                 lambda: [([], {})]))
         results['database'] = backend.version
@@ -294,7 +295,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.one:
         print(json.dumps(run_one(args.one[0], args.one[1], args.nodes,
-                                 not args.no_sync, args.claims,
+                                 not args.no_sync, args.reservations,
                                  args.refresh)))
         return 0
     rows = []
@@ -304,7 +305,7 @@ def main(argv=None):
             output = subprocess.run(  # noqa: S603
                 [sys.executable, '-m', 'tools.bench.summary_triggers',
                  '--one', kind, triggers, '--nodes', str(args.nodes),
-                 '--claims', str(args.claims)]
+                 '--reservations', str(args.reservations)]
                 + (['--no-sync'] if args.no_sync else [])
                 + (['--refresh'] if args.refresh else []),
                 check=True, stdout=subprocess.PIPE, text=True,
