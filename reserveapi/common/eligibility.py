@@ -35,8 +35,10 @@ The Python check of each is derived from its ``rule``.
 What a request asks (its resource class, traits, capabilities ...) is
 declared beside the matcher's checks, in ``matcher/filters.py``: only
 the matcher reads a request spec. Each such criterion says what it asks
-SQL to narrow by, its values as ``Param``; ``db/matching.py`` holds its
-clause under the same name.
+SQL to narrow by, its values as ``Param``, and the shape of its SQL as
+data, one of the shapes below (over the node's columns), which
+``db/matching.py`` turns into clauses as ``db/models.passing`` does a
+NodeRule.
 """
 
 import dataclasses
@@ -148,6 +150,88 @@ class Param:
     or at least) is the statement's shape."""
 
     value: object
+
+
+class SQLShape:
+    """How SQL narrows by a request criterion, over the node's columns:
+    each shape is frozen data, and db/matching.py has one builder per
+    shape type. ``exact``: its clauses decide the criterion; otherwise
+    they only narrow by it, and the Python check decides."""
+
+    exact = True
+
+
+@dataclasses.dataclass(frozen=True)
+class AnyColumnIn(SQLShape):
+    """One of ``columns`` is among the values asked: one Param holding
+    them all (none matches no node)."""
+
+    columns: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class InPartition(SQLShape):
+    """Asked ``(conductor group, shard)``, each None when not asked:
+    the node's ``group`` and ``shard`` columns equal them. Ironic's
+    default group, '', is stored as NULL: asked as '' itself, not as a
+    Param."""
+
+    group: str
+    shard: str
+
+
+@dataclasses.dataclass(frozen=True)
+class UsableBy(SQLShape):
+    """Ironic's allocation rule: the node has neither ``owner`` nor
+    ``lessee`` set, or the project asked is one of them."""
+
+    owner: str
+    lessee: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Equals(SQLShape):
+    """The node's ``column`` equals the value asked."""
+
+    column: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AtLeastOrExactly(SQLShape):
+    """Asked ``(need, exact)``: the node's ``column`` is at least the
+    need, or exactly it when ``exact`` is True."""
+
+    column: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemsInText(SQLShape):
+    """Every value asked is an item of the node's text ``column`` (see
+    db/node_texts.py) or, unless ``present``, none is."""
+
+    column: str
+    present: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyValuesInText(SQLShape):
+    """Asked ``(((key, values), ...), keys)``: each key has one of its
+    values in the node's key:value text ``column`` (see
+    db/node_texts.py), and each of the bare keys is true in any case in
+    the node's capabilities table, which a pattern cannot express."""
+
+    column: str
+    # What else a capability can ask (ranges, sub-strings ...) is left
+    # to the Python check.
+    exact = False
+
+
+PARTITION = InPartition('conductor_group', 'shard')
+"""Ironic's partitions: what the matcher asks, and what db/ counts
+capacity in."""
+USABLE_BY = UsableBy('owner', 'lessee')
+"""What a project may use: what the matcher asks, and what db/ counts
+a project's capacity over."""
 
 
 def passes(rule):

@@ -18,14 +18,14 @@ The eligibility clauses are derived from common/eligibility.py, as the
 matcher's checks are; they are also what the derived ``schedulable``
 flag, a new reservation's re-check and the capacity counts are
 computed from, so that no two places can disagree on what an eligible
-node is. What a request asks is narrowed by REQUEST_CLAUSES, one entry
-per request criterion of matcher/filters.py, under its name.
+node is. What a request asks is narrowed as its criterion's shape (an
+eligibility.SQLShape, declared on its row of matcher/filters.py) says:
+SHAPE_CLAUSES holds the builder of each shape type.
 """
 
 import collections
 import dataclasses
 import functools
-import typing
 
 import sqlalchemy as sa
 
@@ -40,14 +40,23 @@ from reserveapi.db import summary
 @dataclasses.dataclass(frozen=True)
 class NodeFilter:
     """What SQL can decide about a node before Python looks at it:
-    ``asked``, ``(criterion name, what it asks)`` pairs in the matcher's
-    order (matcher/filters.asked), each narrowed by its REQUEST_CLAUSES.
+    ``asked``, ``(criterion name, SQL shape, what it asks)`` triples in
+    the matcher's order (matcher/filters.asked), each narrowed as its
+    shape's builder in SHAPE_CLAUSES says.
 
     Matching re-checks every rule in Python, so this must only ever drop
     nodes that Python would drop too.
     """
 
     asked: tuple = ()
+
+    def decides(self, name):
+        """Whether SQL decides the criterion ``name`` (or ``name:item``)
+        exactly, rather than only narrowing by it: an eligibility
+        criterion always, one asked here as its shape says."""
+        name = name.partition(':')[0]
+        return all(shape.exact for asked_name, shape, _asked in self.asked
+                   if asked_name == name)
 
 
 # The order candidates are read in: smallest first, which is best fit
@@ -112,80 +121,79 @@ def _request_clauses(node_filter, value):
     ``expanding``), which _parameterized encodes the same way.
     """
     clauses = []
-    for name, asked in node_filter.asked:
+    for name, shape, asked in node_filter.asked:
         asked = _shaped(asked, lambda param: param.value)
-        for item, clause in REQUEST_CLAUSES[name].clauses(asked, value):
+        for item, clause in SHAPE_CLAUSES[type(shape)](shape, asked, value):
             clauses.append((name if item is None else '%s:%s' % (name, item),
                             clause))
     return clauses
 
 
-def _candidate_nodes(names, value):
-    names = value(names, expanding=True)
-    yield None, sa.or_(models.Node.uuid.in_(names),
-                       models.Node.name.in_(names))
+def _column(name):
+    return getattr(models.Node, name)
 
 
-def _partition(asked, value):
-    yield None, sa.and_(*_partition_clauses(*asked, value))
+def _any_column_in(shape, values, value):
+    # One parameter, a list, however many columns compare with it.
+    values = value(values, expanding=True)
+    yield None, sa.or_(*[_column(column).in_(values)
+                         for column in shape.columns])
 
 
-def _partition_clauses(conductor_group, shard, value):
-    """Ironic's partitions: the default conductor group ('') is stored
-    as NULL, as the inventory normalizes empty strings."""
-    node = models.Node
+def _in_partition(shape, asked, value):
+    yield None, sa.and_(*_partition_clauses(shape, *asked, value))
+
+
+def _partition_clauses(shape, conductor_group, shard, value):
+    """The default conductor group ('') is stored as NULL, as the
+    inventory normalizes empty strings."""
+    group = _column(shape.group)
     if conductor_group == '':
-        yield node.conductor_group.is_(None)
+        yield group.is_(None)
     elif conductor_group is not None:
-        yield node.conductor_group == value(conductor_group)
+        yield group == value(conductor_group)
     if shard is not None:
-        yield node.shard == value(shard)
+        yield _column(shape.shard) == value(shard)
 
 
 def partition_clauses(conductor_group=None, shard=None):
     """The matcher's partition clauses for a query of nodes of its own."""
-    return list(_partition_clauses(conductor_group, shard, _literal))
+    return list(_partition_clauses(eligibility.PARTITION, conductor_group,
+                                   shard, _literal))
 
 
-def _owner(project_id, value):
-    node = models.Node
+def _usable_by(shape, project_id, value):
+    owner, lessee = _column(shape.owner), _column(shape.lessee)
     project_id = value(project_id)
-    yield None, sa.or_(sa.and_(node.owner.is_(None), node.lessee.is_(None)),
-                       node.owner == project_id, node.lessee == project_id)
+    yield None, sa.or_(sa.and_(owner.is_(None), lessee.is_(None)),
+                       owner == project_id, lessee == project_id)
 
 
-def _equals(column):
-    def clauses(asked, value):
-        yield None, getattr(models.Node, column) == value(asked)
-    return clauses
+def _equals(shape, asked, value):
+    yield None, _column(shape.column) == value(asked)
 
 
-def _size(column):
-    def clauses(asked, value):
-        need, exact = asked
-        column_of = getattr(models.Node, column)
-        yield None, (column_of == value(need) if exact
-                     else column_of >= value(need))
-    return clauses
+def _at_least_or_exactly(shape, asked, value):
+    need, exact = asked
+    column = _column(shape.column)
+    yield None, (column == value(need) if exact else column >= value(need))
 
 
-def _traits(present):
-    """Traits, tested in the row's text (see node_texts)."""
-    def clauses(names, value):
-        text = models.Node.traits_text
-        for name in names:
-            pattern = value(name, node_texts.trait_pattern)
-            yield name, text.like(pattern) if present else text.not_like(
-                pattern)
-    return clauses
+def _items_in_text(shape, items, value):
+    """Each item tested in the row's text (see node_texts)."""
+    text = _column(shape.column)
+    for item in items:
+        pattern = value(item, node_texts.trait_pattern)
+        yield item, (text.like(pattern) if shape.present
+                     else text.not_like(pattern))
 
 
-def _capabilities(asked, value):
+def _key_values_in_text(shape, asked, value):
     """Exact values, tested in the row's text (see node_texts), their
     key in each pattern and in the statement's shape; the any-case
     ``true`` of a key by a sub-query, which a pattern cannot express."""
     equal, true = asked
-    text = models.Node.capabilities_text
+    text = _column(shape.column)
     for key, values in equal:
         encode = functools.partial(node_texts.capability_pattern, key)
         yield key, sa.or_(*[text.like(value(item, encode))
@@ -198,39 +206,19 @@ def _capabilities(asked, value):
             sa.func.lower(capability.value) == 'true')
 
 
-class RequestClauses(typing.NamedTuple):
-    """How SQL narrows by a request criterion of matcher/filters.py:
-    ``clauses(asked, value)`` yields ``(item, clause)`` pairs (``item``
-    None, or the trait or capability) from what the criterion asks
-    (see _request_clauses for ``value``); ``exact``, that they decide
-    the criterion, which otherwise they only narrow."""
-
-    clauses: typing.Callable
-    exact: bool = True
-
-
-REQUEST_CLAUSES = {
-    'candidate_nodes': RequestClauses(_candidate_nodes),
-    'partition': RequestClauses(_partition),
-    'owner': RequestClauses(_owner),
-    'resource_class': RequestClauses(_equals('resource_class')),
-    'cpu_arch': RequestClauses(_equals('cpu_arch')),
-    'memory_mb': RequestClauses(_size('memory_mb')),
-    'cpus': RequestClauses(_size('cpus')),
-    'local_gb': RequestClauses(_size('local_gb')),
-    'required_traits': RequestClauses(_traits(present=True)),
-    'forbidden_traits': RequestClauses(_traits(present=False)),
-    # Python decides the other operators, and cpu_arch.
-    'capabilities': RequestClauses(_capabilities, exact=False),
+SHAPE_CLAUSES = {
+    eligibility.AnyColumnIn: _any_column_in,
+    eligibility.InPartition: _in_partition,
+    eligibility.UsableBy: _usable_by,
+    eligibility.Equals: _equals,
+    eligibility.AtLeastOrExactly: _at_least_or_exactly,
+    eligibility.ItemsInText: _items_in_text,
+    eligibility.KeyValuesInText: _key_values_in_text,
 }
-"""Each request criterion's SQL, under the criterion's name."""
-
-
-def decides(name):
-    """Whether SQL decides the criterion ``name`` (or ``name:item``)
-    exactly, rather than only narrowing by it."""
-    request = REQUEST_CLAUSES.get(name.partition(':')[0])
-    return request is None or request.exact
+"""The builder of each SQL shape of common/eligibility.py:
+``builder(shape, asked, value)`` yields ``(item, clause)`` pairs
+(``item`` None, or the trait or capability) from what a criterion of
+that shape asks (see _request_clauses for ``value``)."""
 
 
 def _shaped(asked, slot):
@@ -252,15 +240,15 @@ def _parameterized(node_filter):
     """
     values = {}
 
-    def slotted(name, asked):
+    def slotted(name, shape, asked):
         def slot(param):
             key = '%s_%d' % (name, len(values))
             values[key] = param.value
             return key
-        return name, _shaped(asked, slot)
+        return name, shape, _shaped(asked, slot)
 
-    template = NodeFilter(tuple(slotted(name, asked)
-                                for name, asked in node_filter.asked))
+    template = NodeFilter(tuple(slotted(name, shape, asked)
+                                for name, shape, asked in node_filter.asked))
     encoders = _candidate_queries(template)[2]
     return template, {key: _literal(values[key], encode)
                       for key, encode in encoders}
@@ -411,8 +399,8 @@ def tally(node_filter, usable_by=None, partitions=False,
                 else clause) for name, clause in filter_clauses(node_filter)
                if name not in _UNIVERSE]
     if explain_class:
-        clauses = _class_first(clauses)
-    detailed = _first_narrowing(clauses)
+        clauses = _class_first(clauses, node_filter)
+    detailed = _first_narrowing(clauses, node_filter)
     query, detailing = _tally_query(clauses, detailed, usable_by,
                                     partitions, capabilities, explain)
     result = Tally()
@@ -428,7 +416,7 @@ def tally(node_filter, usable_by=None, partitions=False,
     return result
 
 
-def _class_first(clauses):
+def _class_first(clauses, node_filter):
     """``clauses`` reordered: the resource class first, ``reserved``
     just before the capabilities' (which Python decides in the end), the
     rest in order. A node of the class counts under ``reserved`` only if
@@ -437,15 +425,16 @@ def _class_first(clauses):
     held = [clause for clause in clauses if clause[0] == 'reserved']
     rest = [clause for clause in clauses
             if clause[0] not in ('resource_class', 'reserved')]
-    at = _first_narrowing(rest)
+    at = _first_narrowing(rest, node_filter)
     return first + rest[:at] + held + rest[at:]
 
 
-def _first_narrowing(clauses):
-    """The index of the first of ``clauses`` that only narrows its
-    criterion (Python decides it in the end), or len(clauses)."""
+def _first_narrowing(clauses, node_filter):
+    """The index of the first of ``clauses`` (of ``node_filter``) that
+    only narrows its criterion (Python decides it in the end), or
+    len(clauses)."""
     return next((index for index, (name, _clause) in enumerate(clauses)
-                 if not decides(name)), len(clauses))
+                 if not node_filter.decides(name)), len(clauses))
 
 
 def _first_miss(clauses, start=0):
@@ -469,8 +458,8 @@ def _tally_query(clauses, detailed, usable_by, partitions, capabilities,
     node = models.Node
     universe = models.in_universe()
     if usable_by is not None:
-        universe += [clause for _item, clause in _owner(usable_by,
-                                                        _literal)]
+        universe += [clause for _item, clause in _usable_by(
+            eligibility.USABLE_BY, usable_by, _literal)]
     first_miss = _first_miss(clauses).label('first_miss')
     counts = sa.select(first_miss, sa.func.count(), sa.false(),
                        *[sa.null()] * 4).where(*universe).group_by(

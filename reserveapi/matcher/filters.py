@@ -15,9 +15,9 @@
 The criteria of the node's own state are declared in
 ``common/eligibility.py``, each check here generated from its rule. The
 criteria of the request are declared here, one row each (REQUEST): its
-check, the phrase of a refusal, and what it asks SQL to narrow by,
-whose clause ``db/matching.py`` holds under the same name. These checks
-decide every candidate.
+check, the phrase of a refusal, what it asks SQL to narrow by and the
+shape of that SQL (an eligibility.SQLShape, which ``db/matching.py``
+builds). These checks decide every candidate.
 """
 
 import dataclasses
@@ -59,8 +59,8 @@ class Criterion(typing.NamedTuple):
     eliminated (``%s`` the trait or capability). ``asks(spec, context)``
     is what a request asks SQL to narrow by, None when it asks nothing:
     its values are eligibility.Params, and what surrounds them (tuples,
-    '', True or False) is the shape of the SQL that db/matching.py
-    builds for the criterion of this name.
+    '', True or False) is part of the statement's shape; ``sql``, the
+    eligibility.SQLShape that says what SQL does with it.
     """
 
     name: str
@@ -68,6 +68,7 @@ class Criterion(typing.NamedTuple):
     phrase: str
     check: typing.Callable
     asks: typing.Callable | None = None
+    sql: eligibility.SQLShape | None = None
 
 
 class Miss(typing.NamedTuple):
@@ -254,44 +255,56 @@ REQUEST = (
     Criterion('candidate_nodes',
               'uuid or name in candidate_nodes, when given',
               'not in candidate_nodes', _candidate_nodes,
-              _candidate_nodes_asked),
+              _candidate_nodes_asked,
+              sql=eligibility.AnyColumnIn(('uuid', 'name'))),
     Criterion('partition',
               'in the conductor group and shard requested, when given',
-              'in another partition', _partition, _partition_asked),
+              'in another partition', _partition, _partition_asked,
+              sql=eligibility.PARTITION),
     Criterion('owner',
               "owner or lessee is the request's project, when either is "
               "set",
               "not the project's", _owner,
-              lambda spec, context: _param(context.project_id)),
+              lambda spec, context: _param(context.project_id),
+              sql=eligibility.USABLE_BY),
     Criterion('resource_class',
               'normalized resource class is the requested custom class',
               'wrong resource class', _resource_class,
-              lambda spec, context: _param(spec.resource_class)),
+              lambda spec, context: _param(spec.resource_class),
+              sql=eligibility.Equals('resource_class')),
     # The inventory stores the canonical name: SQL compares it as it is.
     Criterion('cpu_arch', "canonical cpu_arch is the image's",
               'wrong cpu_arch', _cpu_arch,
-              lambda spec, context: _param(spec.cpu_arch)),
+              lambda spec, context: _param(spec.cpu_arch),
+              sql=eligibility.Equals('cpu_arch')),
     Criterion('memory_mb', 'enough memory (exactly, with exact_match)',
               'wrong memory size', _memory_mb,
               lambda spec, context: _size_asked(
-                  spec.check_memory, spec.memory_mb, context.exact_match)),
+                  spec.check_memory, spec.memory_mb, context.exact_match),
+              sql=eligibility.AtLeastOrExactly('memory_mb')),
     Criterion('cpus', 'enough cpus (exactly, with exact_match)',
               'wrong cpu count', _cpus,
               lambda spec, context: _size_asked(
-                  spec.check_vcpus, spec.vcpus, context.exact_match)),
+                  spec.check_vcpus, spec.vcpus, context.exact_match),
+              sql=eligibility.AtLeastOrExactly('cpus')),
     Criterion('local_gb', 'local_gb >= root + ephemeral + swap',
               'too little disk', _local_gb,
               lambda spec, context: _size_asked(
-                  spec.check_disk, spec.disk_gb, False)),
+                  spec.check_disk, spec.disk_gb, False),
+              sql=eligibility.AtLeastOrExactly('local_gb')),
     Criterion('required_traits', 'has every required trait',
               'lack trait %s', _required_traits,
-              lambda spec, context: _params(spec.required_traits)),
+              lambda spec, context: _params(spec.required_traits),
+              sql=eligibility.ItemsInText('traits_text', present=True)),
     Criterion('forbidden_traits', 'has no forbidden trait',
               'have forbidden trait %s', _forbidden_traits,
-              lambda spec, context: _params(spec.forbidden_traits)),
+              lambda spec, context: _params(spec.forbidden_traits),
+              sql=eligibility.ItemsInText('traits_text', present=False)),
+    # SQL only narrows: Python decides the other operators, and cpu_arch.
     Criterion('capabilities',
               'capabilities satisfy every capability requirement',
-              'fail capability %s', _capabilities, _capabilities_asked),
+              'fail capability %s', _capabilities, _capabilities_asked,
+              sql=eligibility.KeyValuesInText('capabilities_text')),
 )
 """What a request asks, in the order the matcher checks it, after the
 node's state."""
@@ -304,13 +317,14 @@ BY_NAME = {criterion.name: criterion for criterion in CRITERIA}
 
 
 def asked(spec, context):
-    """What the request asks SQL to narrow by: ``(criterion name, what
-    it asks)`` for each criterion that asks something, in order."""
+    """What the request asks SQL to narrow by: ``(criterion name, its
+    SQL shape, what it asks)`` for each criterion that asks something,
+    in order."""
     found = []
     for criterion in REQUEST:
         asking = criterion.asks(spec, context)
         if asking is not None:
-            found.append((criterion.name, asking))
+            found.append((criterion.name, criterion.sql, asking))
     return tuple(found)
 
 

@@ -14,9 +14,9 @@
 every place that decides eligibility follows it: the matcher's checks
 and phrases, the SQL clauses, the stored flag, Ironic's re-check after a
 claim. The node's state is declared in common/eligibility.py, what a
-request asks in matcher/filters.py, its SQL under the same names in
-db/matching.py. (tests/functional/db/test_eligibility_parity.py compares
-Python and SQL on the real databases.)"""
+request asks in matcher/filters.py, each with the shape of its SQL,
+which db/matching.py builds. (tests/functional/db/test_eligibility_parity.py
+compares Python and SQL on the real databases.)"""
 
 import dataclasses
 import datetime
@@ -141,7 +141,7 @@ class TestMatcherFollows(base.BaseTestCase):
         spec, context = EVERY_REQUEST[0]
         self.assertEqual(
             [criterion.name for criterion in filters.REQUEST],
-            [name for name, _asked in filters.asked(spec, context)])
+            [name for name, _shape, _asked in filters.asked(spec, context)])
 
     def test_node_rules_word_a_miss_as_the_checks_always_did(self):
         since = datetime.datetime(2024, 5, 1, 12, 0)
@@ -169,10 +169,21 @@ class TestMatcherFollows(base.BaseTestCase):
 
 class TestSQLFollows(base.BaseTestCase):
 
-    def test_request_clauses_are_the_request_criteria(self):
-        self.assertEqual(
-            sorted(criterion.name for criterion in filters.REQUEST),
-            sorted(matching.REQUEST_CLAUSES))
+    def test_every_request_criterion_has_a_shape_sql_builds(self):
+        for criterion in filters.REQUEST:
+            self.assertIsInstance(criterion.sql, eligibility.SQLShape,
+                                  criterion.name)
+        self.assertEqual(set(eligibility.SQLShape.__subclasses__()),
+                         set(matching.SHAPE_CLAUSES))
+
+    def test_shapes_name_the_nodes_columns(self):
+        for criterion in filters.REQUEST:
+            for value in dataclasses.astuple(criterion.sql):
+                for column in (value if isinstance(value, tuple)
+                               else (value,)):
+                    if isinstance(column, str):
+                        self.assertTrue(hasattr(models.Node, column),
+                                        criterion.name)
 
     def test_eligible_clauses_are_the_declared_criteria(self):
         self.assertEqual(
@@ -193,13 +204,19 @@ class TestSQLFollows(base.BaseTestCase):
             self.assertEqual(sorted(names, key=order.index), names)
             self.assertEqual(
                 [criterion.name for criterion in eligibility.CRITERIA]
-                + [name for name, _asked in node_filter.asked],
+                + [name for name, _shape, _asked in node_filter.asked],
                 list(dict.fromkeys(names)))
 
     def test_only_capabilities_are_narrowed_but_not_decided(self):
         self.assertEqual(['capabilities'], [
-            criterion.name for criterion in filters.CRITERIA
-            if not matching.decides(criterion.name)])
+            criterion.name for criterion in filters.REQUEST
+            if not criterion.sql.exact])
+        for spec, context in EVERY_REQUEST:
+            node_filter = _node_filter(spec, context)
+            self.assertEqual(['capabilities'], list(dict.fromkeys(
+                name.partition(':')[0]
+                for name, _clause in matching.filter_clauses(node_filter)
+                if not node_filter.decides(name))))
 
     def test_a_template_binds_what_the_literal_clauses_compare_with(self):
         for spec, context in EVERY_REQUEST:
