@@ -273,6 +273,14 @@ class TestKubePlay(testtools.TestCase):
                 'logs', container, check=False).stderr)
             for container in self.container_names(pod_name))
 
+    def wait_for(self, url, seconds, pod):
+        """``url`` answers within ``seconds``; if not, the test fails with
+        the end of ``pod``'s logs, read only then."""
+        if not loopback.wait_until(lambda: loopback.answers(url), seconds):
+            self.fail('%s did not answer in %d s: %s' % (
+                url, seconds,
+                self.pod_logs(pod['metadata']['name'])[-3000:]))
+
     def run_job(self, name):
         """The Job's pod, played until its last container exits: its
         containers' output."""
@@ -313,16 +321,9 @@ class TestKubePlay(testtools.TestCase):
         self.play(apis + [worker], 'app')
         urls = ['http://127.0.0.1:%d' % port for port in ports]
         for url, api in zip(urls, apis, strict=True):
-            self.assertTrue(loopback.wait_until(
-                lambda url=url: loopback.answers(url + '/healthcheck'),
-                START_TIMEOUT), '%s did not answer in %d s: %s' % (
-                    url, START_TIMEOUT, self.pod_logs(
-                        api['metadata']['name'])[-3000:]))
-        self.assertTrue(loopback.wait_until(
-            lambda: loopback.answers(
-                'http://127.0.0.1:%d/metrics' % self.worker_port), 60),
-            "the worker's metrics did not answer in 60 s: %s" % (
-                self.pod_logs(worker['metadata']['name'])[-3000:]))
+            self.wait_for(url + '/healthcheck', START_TIMEOUT, api)
+        self.wait_for('http://127.0.0.1:%d/metrics' % self.worker_port, 60,
+                      worker)
 
         made = []
         for number in range(6):
