@@ -205,6 +205,25 @@ def reservation_released_as_orphan(reservation):
             rendering.reservation(reservation))
 
 
+def hold_created(hold, state):
+    """A hold was admitted (``state``: holds/admission.py's, which this
+    module may not import)."""
+    _notify(INFO, 'hold.create', rendering.hold(hold, state))
+
+
+def hold_updated(before, after, state):
+    """A PATCH moved the end of a hold, changed its amount, or both:
+    the hold after, with its end and amount before."""
+    _notify(INFO, 'hold.update', rendering.hold(
+        after, state, previous_end=rendering.timestamp(before.end_at),
+        previous_amount=before.amount))
+
+
+def hold_cancelled(hold, state):
+    """A hold was cancelled (once: not again when cancelled already)."""
+    _notify(INFO, 'hold.cancel', rendering.hold(hold, state))
+
+
 def ironic_claim_conflict(reservation, reason):
     """Ironic refused to let us claim the node we reserved; the
     reservation was undone and the next candidate is tried."""

@@ -174,6 +174,24 @@ def reset():
         _ENFORCER = None
 
 
+def listed_project(list_all_rule, context, requested):
+    """The project a list is filtered by: ``requested`` (None for every
+    project) for a caller ``list_all_rule`` allows, else the caller's
+    own, whatever it asked for.
+
+    :raises: Forbidden for a caller the rule refuses who has no project
+        ("project_id:%(project_id)s" matched None to None: with no
+        project to restrict the list to, there is none)
+    """
+    try:
+        authorize(list_all_rule, context)
+        return requested
+    except exception.Forbidden:
+        if not context.project_id:
+            raise
+        return context.project_id
+
+
 def authorize(rule, context, target=None):
     """Raise Forbidden unless ``context`` may perform ``rule`` on target."""
     target = target if target is not None else {

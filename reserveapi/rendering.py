@@ -10,8 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A reservation, and a timestamp, as the API's bodies and the events'
-payloads all show them, rendered once so that they cannot drift apart.
+"""A reservation, a hold, and a timestamp, as the API's bodies and the
+events' payloads all show them, rendered once so that they cannot drift
+apart.
 
 Pure: the API (which may not import the notifications) and the
 notifications (which may import no other layer) both import it.
@@ -46,5 +47,32 @@ def reservation(record, **extra):
         'state': record.state,
         'created_at': timestamp(record.created_at),
         'updated_at': timestamp(record.updated_at),
+        **extra,
+    }
+
+
+def hold(record, state, **extra):
+    """A hold record's fields, its ``state``, then ``extra``.
+
+    ``state`` is the domain's reckoning (holds/admission.py's
+    ``state()``), which its callers pass in: this module imports no
+    layer. What only the API shows it adds as ``extra``: ``links``; an
+    event adds what it is about, such as ``previous_end``.
+    """
+    return {
+        'uuid': record.uuid,
+        'project_id': record.project_id,
+        'amount': record.amount,
+        'request_spec': record.request_spec,
+        'resource_class': record.resource_class,
+        'shard': record.shard,
+        'conductor_group': record.conductor_group,
+        'start': timestamp(record.start_at),
+        'end': timestamp(record.end_at),
+        'padding': record.padding,
+        'state': state,
+        'created_at': timestamp(record.created_at),
+        'updated_at': timestamp(record.updated_at),
+        'cancelled_at': timestamp(record.cancelled_at),
         **extra,
     }

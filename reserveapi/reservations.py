@@ -35,6 +35,7 @@ import reserveapi.conf
 from reserveapi.db import matching as db_matching
 from reserveapi.db import nodes as db_nodes
 from reserveapi.db import reservations as db_reservations
+from reserveapi.holds import admission
 from reserveapi.inventory import ironic
 from reserveapi.inventory import lifecycle
 from reserveapi.matcher import filters
@@ -132,24 +133,30 @@ def _reserve_best(instance_uuid, host, spec, context, request_spec):
               'project_id': context.project_id}
     source = lifecycle.claiming_source()
     info = ironic.instance_info(request_spec) if source else None
+    promises = admission.Promises(context.project_id)
     tried = refused = 0
+    held = set()
     for _round in range(CANDIDATE_ROUNDS):
         candidates, python_eliminated = _best_candidates(spec, context,
                                                          node_filter)
         if not candidates:
             reason, criterion = _explain(node_filter, python_eliminated)
             raise exception.NoValidNode(reason=reason, criterion=criterion)
-        for node in candidates[:CONF.matcher.max_attempts]:
+        untried = [node for node in candidates if node.id not in held]
+        if not untried:
+            break
+        for node in untried[:CONF.matcher.max_attempts]:
             tried += 1
             try:
-                # A uuid per attempt: one ended by a concurrent process
-                # may have left its row (expired).
-                reservation = db_reservations.create_reservation(
-                    dict(values, uuid=uuidutils.generate_uuid()), node)
+                reservation = _create(promises, values, node)
             except exception.NodeAlreadyReserved:
                 metrics.RESERVATION_LOST_RACES.inc()
                 LOG.debug('Node %s was taken concurrently; trying the '
                           'next.', node.uuid)
+                continue
+            except exception.NodeHeld as held_node:
+                held.add(node.id)
+                LOG.debug('%s Trying the next.', held_node.detail)
                 continue
             if source is not None and not lifecycle.claim_new(
                     source, reservation, info):
@@ -159,12 +166,42 @@ def _reserve_best(instance_uuid, host, spec, context, request_spec):
                      node.uuid, instance_uuid, host)
             notifications.reservation_created(reservation)
             return reservation
+    if held:
+        raise exception.NoValidNode(
+            reason='%d of the %d matching nodes tried are kept for holds; '
+                   'the others were reserved '
+                   'concurrently or refused by Ironic.' % (len(held), tried),
+            criterion='held')
     raise exception.NoValidNode(
         reason='%d matching nodes were all reserved by concurrent requests '
                'or refused by Ironic (%d); retry.' % (tried, refused)
         if refused else
         '%d matching nodes were all reserved by concurrent requests; '
         'retry.' % tried, criterion='lost_races')
+
+
+HOLD_ROUNDS = 3
+"""Times one node is tried while holds change under it."""
+
+
+def _create(promises, values, node):
+    """Reserve ``node`` unless that breaks a hold: freely (while no hold
+    was admitted meanwhile) when no live hold can use it, else taking
+    the holds' turn from the version the decision was made at.
+
+    :raises: NodeAlreadyReserved; NodeHeld; InstanceReserved
+    """
+    for _attempt in range(HOLD_ROUNDS):
+        takes_turn = promises.keep(node)
+        try:
+            # A uuid per attempt: one ended by a concurrent process may
+            # have left its row (expired).
+            return db_reservations.create_reservation(
+                dict(values, uuid=uuidutils.generate_uuid()), node,
+                guard_version=promises.version, takes_turn=takes_turn)
+        except exception.HoldsChanged:
+            promises.read_again()
+    raise exception.NodeAlreadyReserved(node=node.uuid)
 
 
 def _still_claimed(existing, request_spec):
@@ -473,15 +510,24 @@ def take_over(source, destination, force=False):
 
 
 def get_capacity(host=None, shard=None, conductor_group=None,
-                 labels=False):
+                 labels=False, promised=False):
     """Per resource class: total, available, reserved and summed sizes,
     of the partition ``shard`` and ``conductor_group`` (each when given);
     with ``labels``, the free nodes' traits and the architectures too.
-    See db.nodes.get_capacity.
+    See db.nodes.get_capacity. With ``promised``, each class also says
+    how many of its free nodes are promised to holds that have not
+    started (admission.promised; holds of another partition included,
+    since they may take these nodes).
 
     :raises: DBError
     """
-    return db_nodes.get_capacity(host, shard, conductor_group, labels)
+    capacity = db_nodes.get_capacity(host, shard, conductor_group, labels)
+    if promised:
+        kept = admission.promised()
+        for row in capacity['capacity']:
+            row['promised'] = min(kept.get(row['resource_class'], 0),
+                                  row['available'])
+    return capacity
 
 
 CANDIDATES_SHOWN = 10
@@ -498,7 +544,10 @@ class Candidates:
     ``{(shard, conductor_group):
     count}`` of them (``''`` is Ironic's default group); ``excluded``,
     selection.Exclusion entries in the order the matcher applies its
-    criteria; ``nodes``, the first of them, best fit first.
+    criteria; ``nodes``, the first of them, best fit first; ``promised``,
+    how many of the ``count`` the holds keep from the project
+    (admission.kept_from), so that ``count - promised`` more
+    reservations would get a node now.
     """
 
     count: int
@@ -506,6 +555,7 @@ class Candidates:
     by_partition: dict
     excluded: list
     nodes: list
+    promised: int
 
 
 def candidates(project_id, request_spec, candidate_nodes=None,
@@ -559,10 +609,12 @@ def candidates(project_id, request_spec, candidate_nodes=None,
             matched = [node for node in matched
                        if usable_by in (node.owner, node.lessee)]
         nodes = selection.by_fit(spec, matched)[:limit]
+    count = sum(by_partition.values())
     return Candidates(
-        count=sum(by_partition.values()), total=total if explain else None,
+        count=count, total=total if explain else None,
         by_partition=dict(sorted(by_partition.items(),
                                  key=lambda item: (item[0][0] or '',
                                                    item[0][1]))),
         excluded=selection.excluded(spec, eliminated, capability_values),
-        nodes=nodes)
+        nodes=nodes, promised=min(count, admission.kept_from(
+            project_id, spec, context)))

@@ -49,10 +49,17 @@ VERSIONS = [
             # is admin's and service's. By policy
             # (reserveapi:node:list_all, reserveapi:capacity:get), at
             # every microversion: a client cannot ask for the old view.
+    '1.5',  # Holds: /v1/holds promises a project N nodes matching a
+            # request spec from a start to an end; each hold is admitted
+            # only if it fits beside the others at every instant of its
+            # window, and on-demand reservations keep every hold.
+            # Capacity and candidates say how many free nodes the holds
+            # keep (promised).
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
 CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')
 CANDIDATES = microversion_parse.parse_version_string('1.3')
+HOLDS = microversion_parse.parse_version_string('1.5')
 MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 

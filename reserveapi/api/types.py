@@ -18,6 +18,7 @@ there holds for every resource. WSME validates an attribute again when
 it is set, so each ``validate`` accepts its own output.
 """
 
+import datetime
 import functools
 
 from oslo_utils import strutils
@@ -80,6 +81,26 @@ class ConductorGroup(_Validated):
 class Count(_Validated):
     name = 'count'
     validator = staticmethod(validators.non_negative_integer)
+
+
+class Amount(_Validated):
+    """How many of something, at least one."""
+
+    name = 'amount'
+    validator = staticmethod(validators.positive_integer)
+
+
+class Timestamp(_Validated):
+    """An ISO 8601 time with its UTC offset, as an aware datetime in
+    UTC; one without an offset is refused."""
+
+    name = 'timestamp'
+
+    @staticmethod
+    def validator(value):
+        if isinstance(value, datetime.datetime) and value.tzinfo:
+            return value
+        return validators.aware_timestamp(value)
 
 
 class Number(_Validated):
@@ -264,6 +285,8 @@ name = Name()
 optional_name = Name(nullable=True)
 node_ident = NodeIdent()
 conductor_group = ConductorGroup(nullable=True)
+amount = Amount()
+timestamp = Timestamp()
 text = Text()
 limit = Limit()
 boolean = Boolean()

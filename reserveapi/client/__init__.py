@@ -37,9 +37,10 @@ from reserveapi.client.base import Conflict
 from reserveapi.client.base import NotFound
 from reserveapi.client.base import NoValidNode
 from reserveapi.client.base import ServiceUnavailable
+from reserveapi.client.holds import HoldClient
 from reserveapi.client.nodes import NodeClient
 from reserveapi.client.reservations import ReservationClient
 
-__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'NodeClient',
-           'NotFound', 'NoValidNode', 'ReservationClient',
+__all__ = ['AggregateMirrorClient', 'ClientError', 'Conflict', 'HoldClient',
+           'NodeClient', 'NotFound', 'NoValidNode', 'ReservationClient',
            'ServiceUnavailable']

@@ -29,14 +29,15 @@ MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
-MAX_VERSION = '1.4'
+MAX_VERSION = '1.5'
 # The first microversions that know Ironic partitions in a reservation
 # (``shard``, ``conductor_group``), the capacity summary of a partition
-# (``GET /v1/capacity`` with traits and architectures) and candidates
-# (``POST /v1/candidates``).
+# (``GET /v1/capacity`` with traits and architectures), candidates
+# (``POST /v1/candidates``) and holds (``/v1/holds``).
 PARTITIONS_VERSION = '1.1'
 SUMMARY_VERSION = '1.2'
 CANDIDATES_VERSION = '1.3'
+HOLDS_VERSION = '1.5'
 # Idempotent calls are retried on connection failures and on these
 # statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
 RETRIES = 3
@@ -118,6 +119,13 @@ class BaseClient:
                 self._version = (self.adapter.default_microversion
                                  or self._negotiate())
             return self._version
+
+    def _require(self, version, what):
+        """Refuse a call the negotiated microversion cannot make."""
+        if not self.speaks(version):
+            raise ClientError(
+                None, None, '%s: needs microversion %s; the service speaks '
+                'up to %s.' % (what, version, self.api_version), None)
 
     def _url(self, path):
         """``path`` (``/v1/...``) under the service's root; a full URL (a

@@ -133,12 +133,6 @@ class ReservationClient(base.BaseClient):
         return self.request('POST', '/v1/candidates', json=body,
                             idempotent=True)
 
-    def _require(self, version, what):
-        if not self.speaks(version):
-            raise base.ClientError(
-                None, None, '%s: needs microversion %s; the service speaks '
-                'up to %s.' % (what, version, self.api_version), None)
-
     def _patch(self, uuid, path, value, idempotent=False):
         return self.request(
             'PATCH', '/v1/reservations/%s' % uuid, idempotent=idempotent,

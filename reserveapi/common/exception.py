@@ -194,6 +194,50 @@ class InvalidStateTransition(Conflict):
     msg_fmt = 'Reservation %(reservation)s cannot go from %(src)s to %(dst)s.'
 
 
+class HoldNotFound(NotFound):
+    code = 'reserveapi.hold_not_found'
+    msg_fmt = 'Hold %(hold)s could not be found.'
+
+
+class InvalidHold(Invalid):
+    """A hold no admission could take: its window is backwards, in the
+    past, or beyond a limit the operator set."""
+
+    code = 'reserveapi.invalid_hold'
+    msg_fmt = 'Invalid hold: %(reason)s'
+
+
+class HoldQuotaExceeded(Forbidden):
+    """The project would hold more nodes at once than it may."""
+
+    code = 'reserveapi.hold_quota_exceeded'
+    msg_fmt = ('Project %(project)s may hold at most %(limit)d nodes at '
+               'once; at %(at)s it would hold %(wanted)d.')
+
+
+class HoldNotAdmitted(Conflict):
+    """The first instant of the padded window at which the holds that
+    overlap it, this one included, do not fit in the matching nodes."""
+
+    code = 'reserveapi.hold_not_admitted'
+    msg_fmt = ('Hold not admitted: at %(at)s the holds overlapping it want '
+               '%(wanted)d nodes and only %(fit)d of them can be met.')
+
+
+class HoldsChanged(InternalOutcome):
+    """A hold or a reservation a hold depends on was written
+    concurrently: read the holds again and decide again."""
+
+    msg_fmt = 'Holds changed concurrently.'
+
+
+class NodeHeld(InternalOutcome):
+    """Reserving the node would break a hold's promise; the caller moves
+    on to the next candidate."""
+
+    msg_fmt = 'Node %(node)s is kept for holds %(holds)s.'
+
+
 class NodeAlreadyReserved(InternalOutcome):
     """Lost a race for a node; the caller moves on to the next candidate."""
 

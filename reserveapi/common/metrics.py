@@ -26,6 +26,8 @@ never a node, an instance or a path. Each metric is documented, with
 what to alert on, in doc/source/admin/monitoring.rst.
 """
 
+import contextlib
+
 import prometheus_client
 
 from reserveapi.common import exception
@@ -71,14 +73,29 @@ RESERVATIONS = prometheus_client.Counter(
     'criterion that kept most nodes of the requested class, reserved '
     'when held nodes would have matched, resource_class when the class '
     'has no node, lost_races when concurrent requests took every '
-    'match), conflict, unavailable and invalid (cause: the error code, '
-    'e.g. database_unavailable, ironic_unavailable, '
-    'invalid_request_spec), error (a bug).',
+    'match, held when the matches left are kept for holds), conflict, '
+    'unavailable and invalid (cause: the error code, e.g. '
+    'database_unavailable, ironic_unavailable, invalid_request_spec), '
+    'error (a bug).',
     ('outcome', 'cause'))
 RESERVATION_LOST_RACES = prometheus_client.Counter(
     _name('reservation_lost_races'),
     'Nodes a reservation tried to take that a concurrent request took '
     'first; the next candidate was tried.')
+
+# Holds ------------------------------------------------------------------
+
+HOLD_ADMISSIONS = prometheus_client.Counter(
+    _name('hold_admissions'),
+    'Admissions of holds: creates, and updates that grow a hold (more '
+    'nodes or a later end), by action (create, update) and outcome: '
+    'admitted, not_admitted (the holds would not fit: '
+    'hold_not_admitted), over_quota (the project would hold more than '
+    'it may), invalid (a window or request spec no admission could '
+    'take). Other failures (the database down) are not admissions.',
+    ('action', 'outcome'))
+HOLD_ACTIONS = ('create', 'update')
+HOLD_OUTCOMES = ('admitted', 'not_admitted', 'over_quota', 'invalid')
 
 # Ironic -----------------------------------------------------------------
 
@@ -172,6 +189,9 @@ def start_counting():
     series exists (and ``rate()`` and ``increase()`` see its first
     increment) before the first event."""
     RESERVATIONS.labels(outcome='created', cause='')
+    for action in HOLD_ACTIONS:
+        for outcome in HOLD_OUTCOMES:
+            HOLD_ADMISSIONS.labels(action=action, outcome=outcome)
     for error in ('deadlock', 'duplicate'):
         DATABASE_RETRIES.labels(error=error)
     for result in ('synced', 'pending'):
@@ -199,6 +219,35 @@ def reservation_outcome(error):
     if error.status == 400:
         return 'invalid', code_of(error)
     return 'error', code_of(error)
+
+
+def hold_admission_outcome(error):
+    """The outcome of a hold admission that raised ``error``, or None
+    when it is no admission's outcome (the database down, a hold gone,
+    a bug)."""
+    if isinstance(error, exception.HoldNotAdmitted):
+        return 'not_admitted'
+    if isinstance(error, exception.HoldQuotaExceeded):
+        return 'over_quota'
+    if isinstance(error, exception.Invalid):
+        return 'invalid'
+    return None
+
+
+@contextlib.contextmanager
+def hold_admission(action, counted=True):
+    """Count what happens inside as one admission of ``action``
+    (``create``, ``update``), unless not ``counted`` (an update that
+    does not grow its hold), or it raised no admission's outcome."""
+    try:
+        yield
+    except Exception as error:
+        outcome = hold_admission_outcome(error)
+        if counted and outcome is not None:
+            HOLD_ADMISSIONS.labels(action=action, outcome=outcome).inc()
+        raise
+    if counted:
+        HOLD_ADMISSIONS.labels(action=action, outcome='admitted').inc()
 
 
 def sync_observed(source, kind, seconds, counts):

@@ -20,6 +20,7 @@ completes "field X ...". Messages quote a value as JSON, never as a
 Python repr. Pure: no I/O, no configuration.
 """
 
+import datetime
 import json
 import math
 import re
@@ -159,6 +160,41 @@ def non_negative_integer(value):
         raise ValueError('must be a non-negative integer of at most %d, '
                          'got %s' % (MAX_INTEGER, describe(value)))
     return value
+
+
+def positive_integer(value):
+    """A whole number from 1 to MAX_INTEGER; not a bool, a float or a
+    numeric string.
+    """
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not 1 <= value <= MAX_INTEGER):
+        raise ValueError('must be an integer from 1 to %d, got %s'
+                         % (MAX_INTEGER, describe(value)))
+    return value
+
+
+def aware_timestamp(value):
+    """An ISO 8601 date and time with its UTC offset (``Z`` or
+    ``+02:00``), as an aware datetime in UTC. A time without an offset
+    is refused: whose local time it is cannot be guessed.
+    """
+    if not isinstance(value, str):
+        raise ValueError('must be an ISO 8601 date and time string, not %s'
+                         % describe(value))
+    text = value[:-1] + '+00:00' if value[-1:] in ('Z', 'z') else value
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError('is not an ISO 8601 date and time: %s'
+                         % describe(value))
+    if moment.tzinfo is None:
+        raise ValueError('must be a date and time with a UTC offset, such '
+                         'as 2030-01-31T08:00:00+00:00, got %s'
+                         % describe(value))
+    try:
+        return moment.astimezone(datetime.timezone.utc)
+    except OverflowError:
+        raise ValueError('is out of range: %s' % describe(value))
 
 
 def non_negative_number(value):

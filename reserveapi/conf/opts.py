@@ -17,6 +17,7 @@ from reserveapi.conf import audit
 from reserveapi.conf import database
 from reserveapi.conf import default
 from reserveapi.conf import healthcheck
+from reserveapi.conf import holds
 from reserveapi.conf import inventory
 from reserveapi.conf import ironic
 from reserveapi.conf import matcher
@@ -27,8 +28,8 @@ from reserveapi.conf import nova
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
-MODULES = (default, api, audit, database, healthcheck, inventory, ironic,
-           matcher, metrics, mirror, notifications, nova, placement,
+MODULES = (default, api, audit, database, healthcheck, holds, inventory,
+           ironic, matcher, metrics, mirror, notifications, nova, placement,
            reservations)
 
 

@@ -201,6 +201,55 @@ class Reservation(TimestampMixin, Base):
     node = orm.relationship('Node', lazy='joined', innerjoin=True)
 
 
+class Hold(TimestampMixin, Base):
+    """A promise of ``amount`` nodes matching ``request_spec`` to one
+    project from ``start_at`` to ``end_at``.
+
+    ``busy_from`` and ``busy_until`` are that window padded by
+    ``padding`` seconds at both ends, for cleaning: stored, so that the
+    holds still to be kept are found by an index.
+    """
+
+    __tablename__ = 'holds'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_holds0uuid'),
+        sa.Index('holds_busy_until_idx', 'busy_until'),
+        sa.Index('holds_project_start_idx', 'project_id', 'start_at'),
+        TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    # The request spec as sent, in JSON.
+    request_spec = sa.Column(sa.Text, nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=True)
+    shard = sa.Column(sa.String(255), nullable=True)
+    conductor_group = sa.Column(sa.String(255), nullable=True)
+    start_at = sa.Column(DateTime, nullable=False)
+    end_at = sa.Column(DateTime, nullable=False)
+    padding = sa.Column(sa.Integer, nullable=False)
+    busy_from = sa.Column(DateTime, nullable=False)
+    busy_until = sa.Column(DateTime, nullable=False)
+    cancelled_at = sa.Column(DateTime, nullable=True)
+
+
+class HoldGuard(Base):
+    """One row whose ``version`` every write of a hold, and every
+    reservation a hold may need, moves on in its own transaction: such
+    writers take turns on it, Galera's included, which orders only
+    writes. No row reads as version 0; the first writer inserts it
+    (db/holds.py).
+    """
+
+    __tablename__ = 'hold_guard'
+    __table_args__ = (TABLE_ARGS,)
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    version = sa.Column(sa.Integer, nullable=False)
+
+
 SUMMARY_SLOTS = 16
 """Counter rows per key of the node summary: a node adds to slot ``id %
 SUMMARY_SLOTS``, so that concurrent reservations (and Galera writers)

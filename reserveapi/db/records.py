@@ -17,6 +17,7 @@ and cannot change behind their back.
 """
 
 import dataclasses
+import json
 
 from reserveapi.common import node_fields
 from reserveapi.common import states
@@ -74,6 +75,40 @@ class ReservationRecord:
     created_at: object
     updated_at: object
     expires_at: object
+
+
+@dataclasses.dataclass(frozen=True)
+class HoldRecord:
+    """A hold as stored: its times naive UTC, ``request_spec`` the spec
+    as sent (decoded), ``busy_from``/``busy_until`` its window padded by
+    ``padding`` seconds at both ends."""
+
+    uuid: str
+    project_id: str
+    amount: int
+    request_spec: dict
+    resource_class: str | None
+    shard: str | None
+    conductor_group: str | None
+    start_at: object
+    end_at: object
+    padding: int
+    busy_from: object
+    busy_until: object
+    cancelled_at: object
+    created_at: object
+    updated_at: object
+
+
+HOLD_COLUMNS = tuple(field.name for field in dataclasses.fields(HoldRecord))
+"""The holds columns a HoldRecord is built from, by the same names."""
+
+
+def hold_record(row):
+    """A HoldRecord from a row of HOLD_COLUMNS."""
+    columns = row._asdict()
+    return HoldRecord(**dict(
+        columns, request_spec=json.loads(columns['request_spec'])))
 
 
 @dataclasses.dataclass(frozen=True)

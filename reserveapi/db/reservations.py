@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from reserveapi.common import exception
 from reserveapi.common import states
 from reserveapi.db import base
+from reserveapi.db import holds
 from reserveapi.db import inventory
 from reserveapi.db import matching
 from reserveapi.db import models
@@ -133,14 +134,16 @@ _INSERTED_COLUMNS = _INSERTED_VALUES + ('node_id', 'active_node_id',
 
 
 @functools.cache
-def _reserve_statements(dialect_name):
+def _reserve_statements(dialect_name, guarded=False):
     """``(insert, mark)``, built once, values bound at execution.
 
     ``insert`` inserts the reservation only while the node is still
-    eligible. On PostgreSQL it also sets the node's ``reserved`` flag,
-    in the same statement (the INSERT is a data-modifying CTE whose
-    RETURNING feeds the UPDATE), and ``mark`` is None; elsewhere
-    ``mark`` sets the flag in a second statement.
+    eligible, and, ``guarded``, while the holds' guard is still at the
+    version bound as ``guard_version`` (db/holds.at_version). On
+    PostgreSQL it also sets the node's ``reserved`` flag, in the same
+    statement (the INSERT is a data-modifying CTE whose RETURNING feeds
+    the UPDATE), and ``mark`` is None; elsewhere ``mark`` sets the flag
+    in a second statement.
     """
     reservation, node = models.Reservation, models.Node
     columns = {column: getattr(reservation, column)
@@ -156,6 +159,9 @@ def _reserve_statements(dialect_name):
         sa.literal(states.RESERVED, columns['state'].type),
         sa.bindparam('new_created_at', type_=columns['created_at'].type),
     ).where(node.id == node_id, *matching.free_clauses())
+    if guarded:
+        eligible = eligible.where(holds.at_version(
+            sa.bindparam('guard_version', type_=sa.Integer)))
     insert = sa.insert(reservation).from_select(list(columns), eligible)
     mark = sa.update(node).where(node.id == node_id).values(
         reserved=True, updated_at=node.updated_at)
@@ -167,7 +173,7 @@ def _reserve_statements(dialect_name):
 
 
 @base.retrying()
-def create_reservation(values, node):
+def create_reservation(values, node, guard_version=None, takes_turn=False):
     """Reserve ``node`` (a NodeRecord) for a new reservation.
 
     One INSERT ... SELECT that only inserts while the node is still
@@ -175,19 +181,31 @@ def create_reservation(values, node):
     statement on PostgreSQL). The unique live-node and live-instance
     columns make this safe against every concurrent writer.
 
+    Holds (db/holds.py): with ``guard_version``, the version the caller
+    decided from, the INSERT goes ahead only while the guard is still
+    there; ``takes_turn`` (a node some hold could use) moves the guard
+    on from that version first, in the same transaction.
+
     :raises: NodeAlreadyReserved when the node was taken or removed
         meanwhile (try the next one); InstanceReserved when the instance got a
-        reservation meanwhile.
+        reservation meanwhile; HoldsChanged when the guard is no longer at
+        ``guard_version`` (nothing inserted).
     """
     now = timeutils.utcnow()
     row = dict(values, node_id=node.id, created_at=now)
     params = {'new_' + name: value for name, value in row.items()}
     try:
         with base.writer() as session:
+            if takes_turn:
+                # The statements below then run in this transaction:
+                # one_statement leaves an open one alone.
+                holds.bump_guard(session, guard_version)
+            elif guard_version is not None:
+                params['guard_version'] = guard_version
             # Core, not the ORM: with parameters, the ORM would take the
             # INSERT for a bulk insert of objects.
             insert, mark = _reserve_statements(
-                session.get_bind().dialect.name)
+                session.get_bind().dialect.name, 'guard_version' in params)
             if mark is None:
                 with base.one_statement(session) as connection:
                     inserted = connection.execute(insert, params).rowcount
@@ -196,6 +214,9 @@ def create_reservation(values, node):
                 inserted = connection.execute(insert, params).rowcount
                 if inserted:
                     connection.execute(mark, params)
+            if not inserted and 'guard_version' in params and (
+                    holds.current_version(session) != guard_version):
+                raise exception.HoldsChanged()
     except db_exc.DBDuplicateEntry as exc:
         if 'active_node_id' in (exc.columns or ()):
             raise exception.NodeAlreadyReserved(node=node.uuid)

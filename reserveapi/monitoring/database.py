@@ -12,8 +12,8 @@
 
 """The gauges the database holds, read when Prometheus scrapes
 reserveapi-worker: capacity per class and partition, live reservations
-per compute host, the inventory sync's state, the mirror's backlog, and
-the leases.
+per compute host, the inventory sync's state, the mirror's backlog, the
+leases, and the holds (by state, and the free nodes promised to them).
 
 They are the same whichever process reads them, so one kind of process
 serves them: the worker. Any API process could, but a deployment has
@@ -24,12 +24,12 @@ same values; alerts take ``max`` over them.
 
 Every read is cheap at any inventory size: capacity comes from the
 counters migration 0007's triggers keep, the rest from rows that number
-the sources, hosts and pending changes, never the nodes. One read runs
-at a time, in a thread of its own: a scrape waits for it at most
-``[metrics] database_timeout`` seconds (less when Prometheus' scrape
-timeout is shorter), then answers without these
-gauges and with ``reserveapi_database_up 0`` (why, at DEBUG only: the
-jobs, which use the same database, log its outages).
+the sources, hosts, pending changes and live holds, never the nodes.
+One read runs at a time, in a thread of its own: a scrape waits for it
+at most ``[metrics] database_timeout`` seconds (less when Prometheus'
+scrape timeout is shorter), then answers without these gauges and with
+``reserveapi_database_up 0`` (why, at DEBUG only: the jobs, which use
+the same database, log its outages).
 """
 
 import datetime
@@ -42,6 +42,7 @@ from prometheus_client import core
 
 from reserveapi.common import metrics
 import reserveapi.conf
+from reserveapi.db import holds as db_holds
 from reserveapi.db import inventory as db_inventory
 from reserveapi.db import mirror as db_mirror
 from reserveapi.db import nodes as db_nodes
@@ -70,7 +71,7 @@ def _timestamp(value):
     return value.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
-def _capacity():
+def _capacity(rows):
     total = _gauge('nodes', 'Nodes with a resource class, by class and '
                    'partition (shard, conductor_group; empty for none or '
                    'the default group), vanished ones excepted.', PARTITION)
@@ -79,7 +80,7 @@ def _capacity():
                        'partition.', PARTITION)
     reserved = _gauge('nodes_reserved', 'Nodes held by a live reservation, '
                       'by class and partition.', PARTITION)
-    for row in db_nodes.get_capacity_by_partition():
+    for row in rows:
         labels = [row[name] for name in PARTITION]
         total.add_metric(labels, row['total'])
         available.add_metric(labels, row['available'])
@@ -161,11 +162,34 @@ def _leases(now):
     return [leases]
 
 
+def _holds(now, classes):
+    """The holds by state, and per resource class (each of ``classes``,
+    those with nodes, at 0 when none is promised) the free nodes
+    promised to the holds that have not started."""
+    holds = _gauge('holds', 'Holds still kept, by state: pending (before '
+                   'their window), active (in it), ended (in the cleaning '
+                   'padding after it). Cancelled ones are not kept.',
+                   ('state',))
+    for state, count in db_holds.count_live_by_state(now).items():
+        holds.add_metric([state], count)
+    promised = _gauge('hold_promised_nodes', 'Free nodes promised to the '
+                      'holds that have not started, per resource class: '
+                      'the most their padded windows ask at any one '
+                      'instant from now on. What compute hosts report to '
+                      'Placement leaves them out.', ('resource_class',))
+    kept = db_holds.promised(now)
+    for resource_class in sorted(set(classes) | set(kept)):
+        promised.add_metric([resource_class], kept.get(resource_class, 0))
+    return [holds, promised]
+
+
 def read_families():
     """Every gauge, read now."""
     now = timeutils.utcnow()
-    return (_capacity() + _live_reservations() + _inventory() + _mirror(now)
-            + _leases(now))
+    capacity = db_nodes.get_capacity_by_partition()
+    return (_capacity(capacity) + _live_reservations() + _inventory()
+            + _mirror(now) + _leases(now)
+            + _holds(now, {row['resource_class'] for row in capacity}))
 
 
 class _Reading:

@@ -66,12 +66,13 @@ def class_inventory(row):
     counts this host's own allocations), so that the scheduler picks no
     host for the class. In between, a host whose last free node another
     takes first is a real shortage: its reservation's 409 reschedules the
-    boot.
+    boot. Free nodes promised to holds that have not started (``promised``,
+    from microversion 1.5) count as not free.
     """
-    unusable = row['total'] - row['available'] - row.get('reserved', 0)
-    if not row['available']:
-        unusable = (row['total'] - row['available']
-                    - row.get('reserved_by_host', 0))
+    free = row['available'] - row.get('promised', 0)
+    unusable = row['total'] - free - row.get('reserved', 0)
+    if not free:
+        unusable = row['total'] - row.get('reserved_by_host', 0)
     return {'total': row['total'], 'reserved': max(unusable, 0),
             'min_unit': 1, 'max_unit': 1, 'step_size': 1,
             'allocation_ratio': 1.0}

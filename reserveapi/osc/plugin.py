@@ -42,7 +42,7 @@ LOG = logging.getLogger(__name__)
 
 API_NAME = 'baremetal_reservation'
 API_VERSION_OPTION = 'os_baremetal_reservation_api_version'
-KNOWN_VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4')
+KNOWN_VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5')
 """The microversions whose answers these commands can show."""
 LATEST_KNOWN_VERSION = KNOWN_VERSIONS[-1]
 API_VERSIONS = ('1',) + KNOWN_VERSIONS
@@ -57,6 +57,7 @@ class Clients:
 
     def __init__(self, adapter):
         self.reservations = client.ReservationClient(adapter)
+        self.holds = client.HoldClient(adapter)
         self.nodes = client.NodeClient(adapter)
         self.aggregates = client.AggregateMirrorClient(adapter)
 

@@ -27,7 +27,7 @@ SORT_KEYS = ('created_at', 'updated_at', 'uuid', 'host', 'instance_uuid',
 SIZES = ('memory_mb', 'vcpus', 'root_gb', 'ephemeral_gb', 'swap')
 
 
-def _request_spec(parsed_args):
+def request_spec_from(parsed_args):
     """The spec from ``--request-spec`` with the other options on top."""
     spec = {}
     if parsed_args.request_spec:
@@ -49,6 +49,27 @@ def _request_spec(parsed_args):
         spec.setdefault('image', {}).setdefault(
             'properties', {}).update(properties)
     return spec
+
+
+def add_request_spec_options(parser):
+    """``--request-spec`` and the options that override it, which
+    request_spec_from() reads."""
+    parser.add_argument(
+        '--request-spec', metavar='<json>|@<file>',
+        help='The whole request spec as JSON (flavor sizes, '
+             'extra_specs, image); the options below override it.')
+    for size in SIZES:
+        parser.add_argument(
+            '--' + size.replace('_', '-'), metavar='<int>', type=int,
+            help='Flavor %s.' % size)
+    parser.add_argument(
+        '--extra-spec', metavar='<key=value>', action='append',
+        help='A flavor extra spec, e.g. resources:CUSTOM_GOLD=1 or '
+             'trait:CUSTOM_RAID=required (repeatable).')
+    parser.add_argument(
+        '--image-property', metavar='<key=value>', action='append',
+        help='An image property, e.g. hw_architecture=x86_64 '
+             '(repeatable).')
 
 
 def json_argument(value, option):
@@ -85,28 +106,13 @@ class CreateReservation(common.ShowOne):
             '--candidate-node', metavar='<node>', action='append',
             dest='candidate_nodes',
             help='Consider only these nodes (UUID or name; repeatable).')
-        parser.add_argument(
-            '--request-spec', metavar='<json>|@<file>',
-            help='The whole request spec as JSON (flavor sizes, '
-                 'extra_specs, image); the options below override it.')
-        for size in SIZES:
-            parser.add_argument(
-                '--' + size.replace('_', '-'), metavar='<int>', type=int,
-                help='Flavor %s.' % size)
-        parser.add_argument(
-            '--extra-spec', metavar='<key=value>', action='append',
-            help='A flavor extra spec, e.g. resources:CUSTOM_GOLD=1 or '
-                 'trait:CUSTOM_RAID=required (repeatable).')
-        parser.add_argument(
-            '--image-property', metavar='<key=value>', action='append',
-            help='An image property, e.g. hw_architecture=x86_64 '
-                 '(repeatable).')
+        add_request_spec_options(parser)
         return parser
 
     def take_action(self, parsed_args):
         reservation = self.clients.reservations.reserve(
             parsed_args.instance_uuid, parsed_args.host,
-            _request_spec(parsed_args), project_id=parsed_args.project,
+            request_spec_from(parsed_args), project_id=parsed_args.project,
             candidate_nodes=parsed_args.candidate_nodes)
         return common.show(reservation)
 

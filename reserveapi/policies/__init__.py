@@ -17,10 +17,11 @@ import itertools
 from reserveapi.policies import aggregate
 from reserveapi.policies import candidate
 from reserveapi.policies import capacity
+from reserveapi.policies import hold
 from reserveapi.policies import node
 from reserveapi.policies import reservation
 
-RULE_MODULES = (aggregate, candidate, capacity, node, reservation)
+RULE_MODULES = (aggregate, candidate, capacity, hold, node, reservation)
 
 
 def list_rules():

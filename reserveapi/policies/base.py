@@ -19,6 +19,9 @@ ADMIN_SERVICE_OR_READER = 'role:admin or role:service or role:reader'
 ADMIN_SERVICE_OR_PROJECT_READER = (
     'role:admin or role:service or '
     '(role:reader and project_id:%(project_id)s)')
+ADMIN_SERVICE_OR_PROJECT_MANAGER = (
+    'role:admin or role:service or '
+    '(role:manager and project_id:%(project_id)s)')
 ADMIN_SERVICE_OR_NODE_PROJECT = (
     'role:admin or role:service or '
     '(role:reader and (project_id:%(node.owner)s or '

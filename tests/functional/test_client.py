@@ -12,6 +12,7 @@
 
 """reserveapi.client against the real API over HTTP on loopback."""
 
+import datetime
 import http
 import itertools
 import json
@@ -84,7 +85,7 @@ class TestReservationClient(base.DBTestCase):
 
     def test_microversion_is_negotiated_from_the_version_document(self):
         # The newest both speak: the client's newest is the service's.
-        self.assertEqual('1.4', self.client.api_version)
+        self.assertEqual('1.5', self.client.api_version)
         self.assertTrue(self.client.speaks('1.1'))
 
     def test_list_follows_next_links(self):
@@ -208,7 +209,7 @@ class TestClientFailures(tests_base.TestCase):
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
         # The newest version both sides speak is the client's newest.
-        self.assertEqual({'baremetal-reservation 1.4, reservation 1.4'},
+        self.assertEqual({'baremetal-reservation 1.5, reservation 1.5'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):
@@ -364,3 +365,67 @@ class TestNodeClient(base.DBTestCase):
         self.assertEqual(by_name, self.client.get(by_name['uuid']))
         error = self.assertRaises(client.NotFound, self.client.get, 'nope')
         self.assertEqual('reserveapi.node_not_found', error.code)
+
+
+class TestHoldClient(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(auth_strategy='noauth', group='api')
+        self.config(max_limit=1, group='api')
+        inventory.sync(self, [inventory.node('node-%d' % index)
+                              for index in range(2)])
+        self.server = self.useFixture(loopback.LoopbackServer(
+            app.setup_app()))
+        self.client = client.HoldClient(ks_session.Session(),
+                                        endpoint_override=self.server.url)
+        self.start = (datetime.datetime.now(datetime.timezone.utc)
+                      .replace(microsecond=0) + datetime.timedelta(hours=3))
+
+    def _hold(self, amount=1, project_id='p', **fields):
+        return self.client.create(
+            project_id, amount, examples.REQUEST_SPEC, self.start,
+            self.start + datetime.timedelta(hours=2), **fields)
+
+    def test_hold_lifecycle(self):
+        hold = self._hold(conductor_group='')
+        self.assertEqual(('pending', self.start.isoformat()),
+                         (hold['state'], hold['start']))
+        self.assertEqual(hold, self.client.get(hold['uuid']))
+        end = self.start + datetime.timedelta(hours=4)
+        updated = self.client.update(hold['uuid'], end=end, amount=2)
+        self.assertEqual((2, end.isoformat()),
+                         (updated['amount'], updated['end']))
+        self.assertIsNone(self.client.cancel(hold['uuid']))
+        self.assertEqual('cancelled',
+                         self.client.get(hold['uuid'])['state'])
+        self.assertIsNone(self.client.cancel(hold['uuid']))
+        error = self.assertRaises(client.NotFound, self.client.get,
+                                  str(uuid.uuid4()))
+        self.assertEqual('reserveapi.hold_not_found', error.code)
+
+    def test_list_follows_next_links_with_filters(self):
+        made = [self._hold(project_id=project)['uuid']
+                for project in ('p', 'q')]
+        self.assertEqual(made, [hold['uuid'] for hold in self.client.list()])
+        self.assertEqual(made[1:], [hold['uuid'] for hold in
+                                    self.client.list(project_id='q')])
+
+    def test_refusals_carry_their_codes(self):
+        self._hold(amount=2)
+        error = self.assertRaises(client.Conflict, self._hold)
+        self.assertEqual((409, 'reserveapi.hold_not_admitted'),
+                         (error.status, error.code))
+        naive = self.start.replace(tzinfo=None)
+        error = self.assertRaises(
+            client.ClientError, self.client.create, 'p', 1,
+            examples.REQUEST_SPEC, naive, naive + datetime.timedelta(hours=1))
+        self.assertEqual((400, 'reserveapi.invalid'),
+                         (error.status, error.code))
+        self.assertIn('field start must be a date and time with a UTC '
+                      'offset', error.detail)
+
+    def test_an_older_service_is_never_asked(self):
+        self.client.adapter.default_microversion = '1.4'
+        error = self.assertRaises(client.ClientError, self.client.list)
+        self.assertIn('holds: needs microversion 1.5', error.detail)

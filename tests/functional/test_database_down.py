@@ -20,6 +20,7 @@ flight is rolled back: the data is as it was, and the API works again as
 soon as the server is back.
 """
 
+import datetime
 import uuid
 
 from oslo_db.sqlalchemy import engines
@@ -46,7 +47,9 @@ def request_for(route, reservation_uuid, aggregate_uuid):
     method, template = route.split(' ', 1)
     path = template.format(reservation_uuid=reservation_uuid,
                            aggregate_uuid=aggregate_uuid, host=HOST,
-                           node_ident=NODES[0])
+                           node_ident=NODES[0], hold_uuid=uuid.uuid4())
+    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
+        hours=3)
     bodies = {
         'POST /v1/reservations': {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
@@ -56,6 +59,12 @@ def request_for(route, reservation_uuid, aggregate_uuid):
         'POST /v1/aggregates/sync': {
             'aggregates': [{'uuid': aggregate_uuid, 'hosts': [HOST]}]},
         'POST /v1/candidates': {'request_spec': examples.REQUEST_SPEC},
+        'POST /v1/holds': {
+            'project_id': base.PROJECT_ID, 'amount': 1,
+            'request_spec': examples.REQUEST_SPEC,
+            'start': start.isoformat(),
+            'end': (start + datetime.timedelta(hours=1)).isoformat()},
+        'PATCH /v1/holds/{hold_uuid}': {'amount': 2},
     }
     return method, path, bodies.get(route)
 
@@ -238,6 +247,20 @@ class PrivateServerMixin(DatabaseDownMixin):
         statement of that transaction ran, none is committed."""
         return self._kill_server_on('commit')
 
+    def kill_server_where_the_reservation_ends(self):
+        """SIGKILL the server at the first COMMIT after a reservation's
+        INSERT was sent (reads before it, the holds', commit too)."""
+        sent = []
+
+        def insert(conn, cursor, statement, *args):
+            if 'INSERT INTO reservations' in statement:
+                sent.append(statement)
+
+        sa.event.listen(self.server_engine, 'before_cursor_execute', insert)
+        self.addCleanup(sa.event.remove, self.server_engine,
+                        'before_cursor_execute', insert)
+        return self._kill_server_on('commit', lambda *args: bool(sent))
+
     def kill_server_before_the_reservation_commits(self):
         """SIGKILL the server at the last moment before a reservation commits:
         on MariaDB before its COMMIT (its INSERT and flag UPDATE ran); on
@@ -245,7 +268,7 @@ class PrivateServerMixin(DatabaseDownMixin):
         transaction (db/base.one_statement), as that statement is sent.
         """
         if self.SERVER is not dbservers.PostgreSQLServer:
-            return self.kill_server_before_commit()
+            return self.kill_server_where_the_reservation_ends()
         return self._kill_server_on(
             'before_cursor_execute',
             lambda conn, cursor, statement, *args: statement.startswith(
@@ -280,7 +303,7 @@ class PrivateServerMixin(DatabaseDownMixin):
         PostgreSQL the reservation's statement committed it already (the
         transaction's end sends nothing), so the answer is the
         reservation, kept."""
-        fired = self._kill_server_on('commit')
+        fired = self.kill_server_where_the_reservation_ends()
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
             'request_spec': examples.REQUEST_SPEC})

@@ -23,6 +23,7 @@ owner and lessee of exactly the nodes ``node_owner_lessee`` says, free
 and held.
 """
 
+import datetime
 import os
 import uuid
 
@@ -31,6 +32,7 @@ import testtools
 import yaml
 
 from reserveapi import reservations
+from reserveapi.holds import admission
 from reserveapi.mirror import state as mirror_state
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
@@ -51,7 +53,11 @@ NODE_OF_A = 'node-of-a'
 HOST = 'compute-1'
 ERROR_CODES = {401: 'reserveapi.unauthorized', 403: 'reserveapi.forbidden',
                404: 'reserveapi.reservation_not_found'}
-NODE_NOT_FOUND = 'reserveapi.node_not_found'
+NOT_FOUND = {'/v1/nodes/': 'reserveapi.node_not_found',
+             '/v1/holds/': 'reserveapi.hold_not_found'}
+"""The 404 of a route under each of these paths, where not
+ERROR_CODES'."""
+HOLDS = '/v1/holds'
 
 
 def load_document():
@@ -131,14 +137,23 @@ class TestRBACMatrix(base.KeystoneTestCase):
         return self.token(persona)
 
     def _request(self):
-        """``(method, path, body)`` on fresh resources of project A."""
+        """``(method, path, body, uuid of A's resource)`` on fresh
+        resources of project A."""
         method, template = self.route.split(' ', 1)
+        start = (datetime.datetime.now(datetime.timezone.utc)
+                 + datetime.timedelta(days=2))
+        end = start + datetime.timedelta(hours=1)
         values = {'new_uuid': str(uuid.uuid4()),
                   'project_a': self.project_a,
-                  'request_spec': examples.REQUEST_SPEC}
+                  'request_spec': examples.REQUEST_SPEC,
+                  'hold_start': start.isoformat(),
+                  'hold_end': end.isoformat()}
         params = {'node_ident': NODE_OF_A, 'host': HOST}
-        if '{reservation_uuid}' in template or self.entry.get(
-                'own_project'):
+        own = self.entry.get('own_project')
+        if '{hold_uuid}' in template or (own and template.startswith(HOLDS)):
+            params['hold_uuid'] = admission.create_hold(
+                self.project_a, 1, examples.REQUEST_SPEC, start, end).uuid
+        elif '{reservation_uuid}' in template or own:
             reservation, _created = reservations.reserve(
                 str(uuid.uuid4()), HOST, self.project_a,
                 examples.REQUEST_SPEC)
@@ -148,24 +163,27 @@ class TestRBACMatrix(base.KeystoneTestCase):
             mirror_state.join(params['aggregate_uuid'], HOST)
         return (method, template.format(**params),
                 _fill(self.entry.get('body'), values),
-                params.get('reservation_uuid'))
+                params.get('hold_uuid') or params.get('reservation_uuid'))
 
     def _release_everything(self):
         """Free the nodes again for the next call."""
         for reservation in reservations.list_reservations():
             reservations.release(reservation.uuid, lambda found: None)
+        for hold in admission.list_holds():
+            if hold.cancelled_at is None:
+                admission.cancel_hold(hold.uuid)
 
-    def _mismatch(self, persona, expected, response, reservation_uuid):
+    def _mismatch(self, persona, expected, response, own_uuid):
         """Why ``response`` is wrong for ``persona``, or None."""
         if response.status_code != expected:
             return '%s: expected %d, got %d %s' % (
                 persona, expected, response.status_code, response.text[:300])
         if self.entry.get('own_project') and expected == 200:
-            shown = reservation_uuid in response.text
+            shown = own_uuid in response.text
             if shown != (persona in self.every_project or
                          keystone_fixture.project_of(persona) == 'project-a'):
-                return '%s: A\'s reservation %s' % (
-                    persona, 'shown' if shown else 'missing')
+                return '%s: A\'s %s %s' % (
+                    persona, own_uuid, 'shown' if shown else 'missing')
         if self.entry.get('own_nodes') and expected == 200:
             mismatch = self._nodes_mismatch(persona, response)
             if mismatch:
@@ -178,8 +196,10 @@ class TestRBACMatrix(base.KeystoneTestCase):
         if expected not in ERROR_CODES:
             return None
         code = ERROR_CODES[expected]
-        if expected == 404 and self.route.startswith('GET /v1/nodes/'):
-            code = NODE_NOT_FOUND
+        if expected == 404:
+            path = self.route.split(' ', 1)[1]
+            code = next((found for prefix, found in NOT_FOUND.items()
+                         if path.startswith(prefix)), code)
         (error,) = response.json()['errors']
         if (error['status'], error['code']) != (expected, code):
             return '%s: error body %s' % (persona, error)
@@ -217,13 +237,13 @@ class TestRBACMatrix(base.KeystoneTestCase):
     def test_route(self):
         mismatches = []
         for persona in PERSONAS:
-            method, path, body, reservation_uuid = self._request()
+            method, path, body, own_uuid = self._request()
             response = self.call(
                 self._token(persona), method, path, body,
                 headers=routes.version_headers(*self.route.split(' ', 1)))
             mismatches.append(self._mismatch(
                 persona, self.entry['expect'][persona], response,
-                reservation_uuid))
+                own_uuid))
             self._release_everything()
         self.assertEqual([], [item for item in mismatches if item])
 

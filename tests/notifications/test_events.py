@@ -41,6 +41,7 @@ from reserveapi.inventory import sources as inventory_sources
 from reserveapi.inventory import sync as inventory_sync
 from reserveapi.mirror import nova as nova_peer
 from reserveapi.mirror import state as mirror_state
+from reserveapi_testing import examples
 from reserveapi_testing import inventory
 from reserveapi_testing import loopback
 from tests.functional.api import reservation_base
@@ -53,6 +54,10 @@ PREFIX = 'baremetal_reservation.'
 RESERVATION_FIELDS = ('uuid', 'instance_uuid', 'host', 'project_id',
                       'node_uuid', 'node_name', 'resource_class', 'state',
                       'created_at', 'updated_at')
+HOLD_FIELDS = ('uuid', 'project_id', 'amount', 'request_spec',
+               'resource_class', 'shard', 'conductor_group', 'start', 'end',
+               'padding', 'state', 'created_at', 'updated_at', 'cancelled_at')
+HOLDS_VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
 
 
 class _Endpoint:
@@ -119,6 +124,19 @@ class RabbitListener(fixtures.Fixture):
         taken = self.buffered[event_type][:count]
         del self.buffered[event_type][:count]
         return taken
+
+    def drain(self, seconds):
+        """Keep whatever arrives within ``seconds`` for later calls
+        (events are sent in order, but a threading listener may hand
+        over two close ones out of order)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                priority, publisher, got_type, payload = (
+                    self.received.get(timeout=left))
+            except queue.Empty:
+                break
+            self.buffered[got_type].append((priority, publisher, payload))
 
 
 def use_notifications(test, transport_url, topic='unused'):
@@ -278,6 +296,106 @@ class TestReservationEvents(EventAssertions,
             self.event('ironic.claim_conflict', 'warn'))
         self.assertReservationPayload(created,
                                       self.event('reservation.create'))
+
+
+def _moment(**delta):
+    """Now (UTC, to the second) moved by ``delta``, as the API takes it."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return (now + datetime.timedelta(**delta)).isoformat()
+
+
+class TestHoldEvents(EventAssertions, reservation_base.ReservationTestCase):
+    """``/v1/holds`` (microversion 1.5): admitted, changed, cancelled
+    once."""
+
+    def setUp(self):
+        super().setUp()
+        self.listener = self.useFixture(RabbitListener())
+        use_notifications(self, TRANSPORT_URL, self.listener.topic)
+        self.nodes(*[inventory.node('node-gold-%d' % number)
+                     for number in range(1, 4)])
+
+    def call(self, method, path, body=None, status=200):
+        response = self.request(method, path, body, headers=dict(
+            self.admin_headers, **HOLDS_VERSION))
+        self.assertEqual(status, response.status_int, response.text)
+        return response
+
+    def admit(self, amount=2, hours=3):
+        """POST a hold of the api-ref's spec, starting in ``hours``."""
+        request = examples.sample('holds/create-request.json')
+        return self.call('POST', '/v1/holds', {
+            'project_id': request['project_id'], 'amount': amount,
+            'request_spec': request['request_spec'],
+            'start': _moment(hours=hours), 'end': _moment(hours=hours + 24),
+        }, status=201).json
+
+    def show(self, hold_uuid):
+        return self.call('GET', '/v1/holds/' + hold_uuid).json
+
+    def assertHoldPayload(self, hold, payload, **extra):
+        """The payload is the hold as the API showed it, in its order,
+        without its links; then ``extra``."""
+        self.assertEqual(list(HOLD_FIELDS) + ['links'], list(hold))
+        self.assertEqual(list(HOLD_FIELDS) + list(extra), list(payload))
+        self.assertEqual(
+            dict({field: hold[field] for field in HOLD_FIELDS}, **extra),
+            payload)
+
+    def test_created_updated_cancelled_once(self):
+        created = self.admit()
+        payload = self.event('hold.create')
+        self.assertHoldPayload(created, payload)
+        self.assertEqual(('pending', 2, None),
+                         (payload['state'], payload['amount'],
+                          payload['cancelled_at']))
+
+        path = '/v1/holds/' + created['uuid']
+        new_end = _moment(hours=28)
+        updated = self.call('PATCH', path, {'end': new_end, 'amount': 3}).json
+        payload = self.event('hold.update')
+        self.assertHoldPayload(updated, payload,
+                               previous_end=created['end'],
+                               previous_amount=2)
+        self.assertEqual((new_end, 3), (payload['end'], payload['amount']))
+        self.assertIsNotNone(payload['updated_at'])
+        # A PATCH that changes nothing sends nothing.
+        self.assertEqual(updated, self.call(
+            'PATCH', path, {'end': new_end, 'amount': 3}).json)
+
+        self.call('DELETE', path, status=204)
+        cancelled = self.show(created['uuid'])
+        self.assertEqual('cancelled', cancelled['state'])
+        payload = self.event('hold.cancel')
+        self.assertHoldPayload(cancelled, payload)
+        self.assertEqual('cancelled', payload['state'])
+        self.assertIsNotNone(payload['cancelled_at'])
+
+        # Cancelled already: a second DELETE answers the same and sends
+        # nothing. The next hold's event comes after anything it sent.
+        self.call('DELETE', path, status=204)
+        self.assertEqual(cancelled, self.show(created['uuid']))
+        after = self.admit(amount=1, hours=40)
+        self.assertEqual(after['uuid'], self.event('hold.create')['uuid'])
+        self.listener.drain(1)
+        for event_type in ('hold.create', 'hold.update', 'hold.cancel'):
+            self.assertEqual([], self.listener.buffered[PREFIX + event_type],
+                             event_type)
+
+    def test_a_hold_not_admitted_sends_nothing(self):
+        request = examples.sample('holds/create-request.json')
+        refused = self.request('POST', '/v1/holds', {
+            'project_id': request['project_id'], 'amount': 4,
+            'request_spec': request['request_spec'],
+            'start': _moment(hours=3), 'end': _moment(hours=27),
+        }, headers=dict(self.admin_headers, **HOLDS_VERSION))
+        self.assertError(refused, 409, 'reserveapi.hold_not_admitted')
+        # Then one that fits: its event is the first of any hold's.
+        admitted = self.admit(amount=3)
+        self.assertEqual(admitted['uuid'],
+                         self.event('hold.create')['uuid'])
+        self.listener.drain(1)
+        self.assertEqual([], self.listener.buffered[PREFIX + 'hold.create'])
 
 
 class TestIronicEvents(EventAssertions, reservation_base.ReservationTestCase):

@@ -270,3 +270,12 @@ class TestClassInventory(test.NoDBTestCase):
             # allocations (one per node it holds) = 0.
             self.assertEqual(0, inventory['total'] - inventory['reserved']
                              - by_host)
+
+    def test_nodes_promised_to_holds_are_reserved(self):
+        # Three of five free nodes kept for a hold that has not started.
+        row = dict(self._row(5, 2), promised=3)
+        self.assertEqual(3, driver.class_inventory(row)['reserved'])
+
+    def test_every_free_node_promised_leaves_room_for_no_boot(self):
+        inventory = driver.class_inventory(dict(self._row(4, 3), promised=4))
+        self.assertEqual(0, inventory['total'] - inventory['reserved'] - 3)

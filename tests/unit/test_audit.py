@@ -50,6 +50,11 @@ EXPECTED = {
         'delete', '/aggregates/aggregate/hosts/host'),
     ('POST', '/v1/candidates'): ('read/query', '/candidates'),
     ('GET', '/v1/capacity'): ('read/list', '/capacity'),
+    ('GET', '/v1/holds'): ('read/list', '/holds'),
+    ('POST', '/v1/holds'): ('create', '/holds'),
+    ('GET', '/v1/holds/{hold_uuid}'): ('read', '/holds/hold'),
+    ('PATCH', '/v1/holds/{hold_uuid}'): ('update', '/holds/hold'),
+    ('DELETE', '/v1/holds/{hold_uuid}'): ('delete', '/holds/hold'),
     ('GET', '/v1/nodes'): ('read/list', '/nodes'),
     ('GET', '/v1/nodes/{node_ident}'): ('read', '/nodes/node'),
     ('GET', '/v1/reservations'): ('read/list', '/reservations'),
@@ -72,6 +77,7 @@ class TestAuditMap(base.TestCase):
             path = route.template.format(
                 aggregate_uuid='6a2c0e4b-3f1d-4b8a-9c7e-2d5f1a3b8e90',
                 host='compute-1', node_ident='node-gold-1',
+                hold_uuid='5e8a1c3f-2b4d-4f6a-8c9e-1a3b5d7f9e20',
                 reservation_uuid='0b7d3c52-8e4f-4a61-b2d9-7c1e5f3a9d08')
             request = webob.Request.blank(
                 path, method=route.method,

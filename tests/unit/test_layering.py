@@ -22,12 +22,13 @@ from oslotest import base
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'reserveapi'
 
 SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
-          'reserveapi.mirror', 'reserveapi.inventory', 'reserveapi.matcher',
+          'reserveapi.holds', 'reserveapi.mirror', 'reserveapi.inventory',
+          'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
           'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet',
           'reserveapi.monitoring', 'reserveapi.compat', 'reserveapi.rendering')
-DOMAIN = ('reserveapi.reservations', 'reserveapi.mirror',
+DOMAIN = ('reserveapi.reservations', 'reserveapi.holds', 'reserveapi.mirror',
           'reserveapi.inventory')
 CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
 # What talks to a peer: the client libraries, peers/clients.py that
@@ -43,16 +44,25 @@ WEB = ('pecan', 'wsme', 'webob')
 FORBIDDEN = {
     'api': ('reserveapi.db', 'reserveapi.notifications') + PEERS,
     'reservations': ('reserveapi.api',) + WEB,
-    # Domain packages side by side: reservations may use inventory and
-    # mirror; neither of them uses reservations or the other.
+    # Domain packages side by side: reservations may use holds,
+    # inventory and mirror; none of them uses reservations or another.
+    'holds': ('reserveapi.api', 'reserveapi.reservations',
+              'reserveapi.mirror', 'reserveapi.inventory') + WEB + PEERS,
+    # Pure: admission's arithmetic, testable without a database.
+    'holds.timeline': ('reserveapi.db', 'reserveapi.conf', 'oslo_config',
+                       'reserveapi.matcher'),
+    'holds.limits': ('reserveapi.db', 'reserveapi.conf', 'oslo_config',
+                     'reserveapi.matcher'),
     'mirror': ('reserveapi.api', 'reserveapi.reservations',
-               'reserveapi.inventory', 'ironicclient') + WEB,
+               'reserveapi.holds', 'reserveapi.inventory',
+               'ironicclient') + WEB,
     # Pure: the API's type and the CLI both parse with it.
     'mirror.desired': ('reserveapi.conf', 'reserveapi.db', 'oslo_config',
                        'oslo_log', 'reserveapi.peers') + PEERS,
     # Only the Ironic source speaks to Ironic, through peers/.
     'inventory': ('reserveapi.api', 'reserveapi.reservations',
-                  'reserveapi.mirror') + WEB + CLIENT_LIBRARIES,
+                  'reserveapi.holds', 'reserveapi.mirror')
+                 + WEB + CLIENT_LIBRARIES,
     'inventory.file': ('reserveapi.peers',),
     'inventory.nodes': ('reserveapi.peers',),
     # Builds the clients and checks their options: below the domain.
@@ -116,7 +126,7 @@ DB_LAYERS = (('connection_errors', 'backends', 'sessions'),
              ('models', 'base', 'records', 'node_texts', 'documents'),
              ('summary',),
              ('matching', 'migration', 'services', 'counters', 'leases'),
-             ('nodes', 'mirror', 'healthcheck'),
+             ('nodes', 'mirror', 'healthcheck', 'holds'),
              ('inventory', 'derived'),
              ('reservations', 'node_sync'))
 

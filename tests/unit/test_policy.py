@@ -20,6 +20,7 @@ from reserveapi import policy
 from reserveapi.common import context as context_mod
 from reserveapi.common import exception
 from reserveapi.policies import capacity as capacity_policy
+from reserveapi.policies import hold as hold_policy
 from reserveapi.policies import node as node_policy
 from reserveapi.policies import reservation as reservation_policy
 from tests import base
@@ -116,3 +117,41 @@ class UnknownNamesTest(base.TestCase):
             name: oslo_policy.RuleDefault(name, 'role:admin')
             for name in ('reserveapi:old_name', 'reserveapi:typo')}
         self.assertEqual(['reserveapi:typo'], policy._unknown_names(enforcer))
+
+
+class HoldRulesTest(base.TestCase):
+    """The default rules of holds, on a hold of project ``p``."""
+
+    def allowed(self, rule, roles, project_id='p'):
+        context = context_mod.RequestContext(
+            user_id='u', project_id=project_id, roles=roles)
+        try:
+            policy.authorize(rule, context, {'project_id': 'p'})
+        except exception.Forbidden:
+            return False
+        return True
+
+    def test_who_may_do_what(self):
+        personas = {
+            'admin': (['admin', 'manager', 'member', 'reader'], 'q'),
+            'service': (['service'], 'service'),
+            'manager': (['manager', 'member', 'reader'], 'p'),
+            'member': (['member', 'reader'], 'p'),
+            'reader': (['reader'], 'p'),
+            "another project's manager": (['manager', 'member', 'reader'],
+                                          'q'),
+        }
+        expected = {
+            hold_policy.CREATE: {'admin', 'service'},
+            hold_policy.UPDATE: {'admin', 'service'},
+            hold_policy.LIST_ALL: {'admin', 'service'},
+            hold_policy.GET: {'admin', 'service', 'manager', 'member',
+                              'reader'},
+            hold_policy.LIST: {'admin', 'service', 'manager', 'member',
+                               'reader'},
+            hold_policy.CANCEL: {'admin', 'service', 'manager'},
+        }
+        self.assertEqual(expected, {
+            rule: {name for name, (roles, project_id) in personas.items()
+                   if self.allowed(rule, roles, project_id)}
+            for rule in expected})

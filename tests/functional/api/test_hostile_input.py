@@ -21,6 +21,7 @@ with a detail that names the problem and no internal text; and the
 database exactly as it was.
 """
 
+import datetime
 import re
 import uuid
 
@@ -57,7 +58,8 @@ class TestHostileInput(base.APITestCase):
         super().setUp()
         self.config(inline_timeout=0, group='mirror')
         inventory.sync(self, [inventory.node('node-1'),
-                              inventory.node('node-2')])
+                              inventory.node('node-2'),
+                              inventory.node('node-3')])
         response = self.request('POST', '/v1/reservations', {
             'instance_uuid': str(uuid.uuid4()), 'host': HOST,
             'request_spec': examples.REQUEST_SPEC})
@@ -67,11 +69,29 @@ class TestHostileInput(base.APITestCase):
         response = self.request('PUT', '/v1/aggregates/%s/hosts/%s'
                                 % (self.aggregate, HOST))
         self.assertEqual(202, response.status_int, response.text)
+        # A hold that keeps one node: the third stays free.
+        response = self.request('POST', '/v1/holds', self.hold_body(),
+                                headers=dict(self.admin_headers, **{
+                                    'OpenStack-API-Version':
+                                        'baremetal-reservation 1.5'}))
+        self.assertEqual(201, response.status_int, response.text)
+        self.hold = response.json
+
+    @staticmethod
+    def hold_body():
+        """A hold of one node in three days (a valid body)."""
+        start = (datetime.datetime.now(datetime.timezone.utc)
+                 + datetime.timedelta(days=3))
+        return {'project_id': base.PROJECT_ID, 'amount': 1,
+                'request_spec': examples.REQUEST_SPEC,
+                'start': start.isoformat(),
+                'end': (start + datetime.timedelta(hours=1)).isoformat(),
+                'shard': None, 'conductor_group': ''}
 
     def values(self):
         return {'reservation_uuid': self.reservation['uuid'],
                 'aggregate_uuid': self.aggregate, 'host': HOST,
-                'node_ident': 'node-1'}
+                'node_ident': 'node-1', 'hold_uuid': self.hold['uuid']}
 
     def bodies(self, version):
         reservation = {
@@ -90,6 +110,9 @@ class TestHostileInput(base.APITestCase):
             'POST /v1/candidates': {
                 'request_spec': examples.REQUEST_SPEC, 'conductor_group': '',
                 'shard': None, 'limit': 1, 'explain': True},
+            'POST /v1/holds': self.hold_body(),
+            'PATCH /v1/holds/{hold_uuid}': {
+                'end': self.hold['end'], 'amount': 1},
         }
 
     def snapshot(self):

@@ -19,6 +19,7 @@ capabilities, hosts, reservations and instances never appear, and B's
 nodes are never counted; a token without a project sees no node, not
 even one that nobody owns."""
 
+import datetime
 import json
 import urllib.parse
 import uuid
@@ -63,10 +64,20 @@ class TestAnotherProjectsValues(base.APITestCase):
             headers=self.service_headers)
         self.assertEqual(201, held.status_int, held.text)
         self.reservation_b = held.json['uuid']
+        start = (datetime.datetime.now(datetime.timezone.utc)
+                 + datetime.timedelta(days=3))
+        held = self.request('POST', '/v1/holds', {
+            'project_id': B, 'amount': 1,
+            'request_spec': examples.REQUEST_SPEC,
+            'start': start.isoformat(),
+            'end': (start + datetime.timedelta(hours=1)).isoformat()},
+            headers=dict(self.admin_headers, **LATEST))
+        self.assertEqual(201, held.status_int, held.text)
+        self.hold_b = held.json['uuid']
         self.secrets = {
             'b-1', 'b-2', inventory.node_uuid('b-1'),
             inventory.node_uuid('b-2'), 'b-secret', B, HOST_B,
-            self.instance_b, self.reservation_b}
+            self.instance_b, self.reservation_b, self.hold_b}
 
     def get(self, path, headers, **query):
         if query:
@@ -92,6 +103,10 @@ class TestAnotherProjectsValues(base.APITestCase):
                       {'sort_key': 'host'}):
             yield ('GET /v1/reservations %s' % query, '/v1/reservations',
                    query)
+        for query in ({}, {'project_id': B},
+                      {'resource_class': 'CUSTOM_BAREMETAL_GOLD'},
+                      {'limit': '1'}, {'sort_key': 'start'}):
+            yield 'GET /v1/holds %s' % query, '/v1/holds', query
 
     def assertNothingOfB(self, what, response):
         self.assertLess(response.status_int, 500, (what, response.text))
@@ -128,12 +143,15 @@ class TestAnotherProjectsValues(base.APITestCase):
             self.assertError(
                 self.get('/v1/reservations/' + self.reservation_b, headers),
                 404, 'reserveapi.reservation_not_found')
+            self.assertError(self.get('/v1/holds/' + self.hold_b, headers),
+                             404, 'reserveapi.hold_not_found')
 
     def test_another_projects_marker_is_unknown(self):
         headers = self.headers_for(['reader'])
         unknown = str(uuid.uuid4())
         for path, marker in (('/v1/nodes', inventory.node_uuid('b-1')),
-                             ('/v1/reservations', self.reservation_b)):
+                             ('/v1/reservations', self.reservation_b),
+                             ('/v1/holds', self.hold_b)):
             theirs = self.assertError(self.get(path, headers, marker=marker),
                                       400, 'reserveapi.invalid')
             none = self.assertError(self.get(path, headers, marker=unknown),

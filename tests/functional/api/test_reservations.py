@@ -145,12 +145,12 @@ class TestReservationStory(rbase.ReservationTestCase):
         create = db_reservations.create_reservation
         stolen = []
 
-        def taken_first(values, node):
+        def taken_first(values, node, **guard):
             if len(stolen) < 4:
                 stolen.append(node.name)
                 create(dict(values, uuid=str(uuid.uuid4()),
                             instance_uuid=str(uuid.uuid4())), node)
-            return create(values, node)
+            return create(values, node, **guard)
 
         self.useFixture(fixtures.MockPatchObject(
             db_reservations, 'create_reservation', taken_first))

@@ -17,10 +17,13 @@ matcher's and tested there; its structure is checked here, before the
 domain sees it.
 """
 
+import datetime
+
 import testtools
 
 from reserveapi.api import body
 from reserveapi.api import types
+from reserveapi.api.controllers.v1 import holds as hold_controller
 from reserveapi.api.controllers.v1 import reservations as controller
 from reserveapi.common import exception
 from reserveapi_testing import examples
@@ -184,3 +187,55 @@ class TestPathAndPatch(testtools.TestCase):
                                       patch_type, bad)
             self.assertIn(detail, error.detail)
             self.assertNotIn("'", error.detail)
+
+
+class TestHoldRequest(testtools.TestCase):
+    """Times carry their offset; amounts start at one."""
+
+    def _hold(self, **changes):
+        document = {'project_id': 'p', 'amount': 1,
+                    'request_spec': examples.REQUEST_SPEC,
+                    'start': '2030-01-31T09:00:00+01:00',
+                    'end': '2030-01-31T10:00:00Z'}
+        document.update(changes)
+        return body.from_json(hold_controller.HoldRequest, document)
+
+    def test_times_become_aware_utc(self):
+        hold = self._hold()
+        utc = datetime.timezone.utc
+        self.assertEqual(
+            (datetime.datetime(2030, 1, 31, 8, tzinfo=utc),
+             datetime.datetime(2030, 1, 31, 10, tzinfo=utc)),
+            (hold.start, hold.end))
+
+    def test_a_time_without_offset_is_refused_by_name(self):
+        for field, value, detail in (
+                ('start', '2030-01-31T09:00:00',
+                 'field start must be a date and time with a UTC offset'),
+                ('end', '2030-01-31', 'field end must be a date and time '
+                 'with a UTC offset'),
+                ('end', 'tomorrow', 'field end is not an ISO 8601 date and '
+                 'time: "tomorrow"'),
+                ('start', 1735689600, 'field start must be an ISO 8601 '
+                 'date and time string, not 1735689600'),
+                ('start', '9999-12-31T23:00:00-05:00',
+                 'field start is out of range')):
+            error = self.assertRaises(exception.Invalid, self._hold,
+                                      **{field: value})
+            self.assertIn(detail, error.detail)
+
+    def test_amount_from_one(self):
+        for value in (0, -1, True, 1.0, '1', 2 ** 31):
+            error = self.assertRaises(exception.Invalid, self._hold,
+                                      amount=value)
+            self.assertIn('field amount must be an integer from 1',
+                          error.detail)
+        self.assertEqual(2 ** 31 - 1, self._hold(amount=2 ** 31 - 1).amount)
+
+    def test_an_update_takes_end_and_amount_only(self):
+        update = body.from_json(hold_controller.HoldUpdate, {'amount': 2})
+        self.assertEqual(2, update.amount)
+        error = self.assertRaises(exception.Invalid, body.from_json,
+                                  hold_controller.HoldUpdate,
+                                  {'start': '2030-01-31T09:00:00Z'})
+        self.assertIn('unknown field(s) "start"', error.detail)

@@ -80,7 +80,7 @@ class TestRequestSpec(base.BaseTestCase):
                             'spec.json')
         with open(path, 'w') as stream:
             json.dump({'memory_mb': 1, 'extra_specs': {'a': '1'}}, stream)
-        spec = reservations._request_spec(self.args(
+        spec = reservations.request_spec_from(self.args(
             request_spec='@' + path, memory_mb=2048, vcpus=4,
             extra_spec=['b=2', 'trait:CUSTOM_X=required'],
             image_property=['hw_architecture=x86_64']))
@@ -95,7 +95,7 @@ class TestRequestSpec(base.BaseTestCase):
                        {'request_spec': '@/nonexistent/spec.json'},
                        {'extra_spec': ['no-equals-sign']}):
             self.assertRaises(exceptions.CommandError,
-                              reservations._request_spec,
+                              reservations.request_spec_from,
                               self.args(**values))
 
 

@@ -19,6 +19,7 @@ from reserveapi.api.controllers import versions
 from reserveapi.api.controllers.v1 import aggregates
 from reserveapi.api.controllers.v1 import candidates
 from reserveapi.api.controllers.v1 import capacity
+from reserveapi.api.controllers.v1 import holds
 from reserveapi.api.controllers.v1 import nodes
 from reserveapi.api.controllers.v1 import reservations
 
@@ -28,6 +29,7 @@ class V1Controller(rest.RestController):
     aggregates = aggregates.AggregatesController()
     candidates = candidates.CandidatesController()
     capacity = capacity.CapacityController()
+    holds = holds.HoldsController()
     nodes = nodes.NodesController()
     reservations = reservations.ReservationsController()
 

@@ -67,8 +67,10 @@ def _project(context, requested):
         return project_id, context.project_id
 
 
-def render(candidates, explain):
+def render(candidates, explain, version):
     body = {'count': candidates.count}
+    if version >= microversion.HOLDS:
+        body['promised'] = candidates.promised
     if explain:
         body['total'] = candidates.total
     body['by_partition'] = [
@@ -105,4 +107,5 @@ class CandidatesController(rest.RestController):
             shard=_optional(body.shard),
             limit=(reservations.CANDIDATES_SHOWN if limit is None
                    else min(limit, CONF.api.max_limit)),
-            usable_by=usable_by, explain=body.explain), body.explain)
+            usable_by=usable_by, explain=body.explain), body.explain,
+            pecan.request.version)

@@ -36,8 +36,9 @@ class CapacityController(rest.RestController):
             version, microversion.CAPACITY_SUMMARY, shard=shard,
             conductor_group=conductor_group)
         summary = version >= microversion.CAPACITY_SUMMARY
-        body = reservations.get_capacity(host, shard, conductor_group,
-                                         labels=summary)
+        body = reservations.get_capacity(
+            host, shard, conductor_group, labels=summary,
+            promised=version >= microversion.HOLDS)
         for name, value in (('host', host), ('shard', shard),
                             ('conductor_group', conductor_group)):
             if value is not None:

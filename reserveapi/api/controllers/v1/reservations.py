@@ -131,14 +131,8 @@ class ReservationsController(rest.RestController):
                 sort_key=None, sort_dir=None):
         context = pecan.request.context
         policy.authorize(reservation_policy.LIST, context)
-        try:
-            policy.authorize(reservation_policy.LIST_ALL, context)
-        except exception.Forbidden:
-            if not context.project_id:
-                # "project_id:%(project_id)s" matched None to None: with
-                # no project to restrict the list to, there is none.
-                raise
-            project_id = context.project_id
+        project_id = policy.listed_project(reservation_policy.LIST_ALL,
+                                           context, project_id)
         limit, marker, sort_key, sort_dir = collection.page_args(
             limit, marker, sort_key, sort_dir, 'created_at')
         filters = {key: value for key, value in (

@@ -15,14 +15,14 @@
 reads.
 
 Revision ID: 0015_claim_columns_dropped
-Revises: 0014_lease_columns
+Revises: 0016_holds
 Create Date: 2026-12-04
 """
 
 from alembic import op
 
 revision = '0015_claim_columns_dropped'
-down_revision = '0014_lease_columns'
+down_revision = '0016_holds'
 branch_labels = None
 depends_on = None
 phase = 'contract'

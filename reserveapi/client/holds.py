@@ -1,0 +1,79 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Client of ``/v1/holds`` (microversion 1.5), for operators: nodes
+promised to a project from a start to an end."""
+
+import datetime
+
+from reserveapi.client import base
+
+
+def _timestamp(value):
+    """An ISO 8601 string as the service takes it; a datetime must carry
+    its UTC offset (the service refuses a time without one)."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return value
+
+
+def _path(uuid=None):
+    return '/v1/holds' if uuid is None else '/v1/holds/%s' % uuid
+
+
+class HoldClient(base.BaseClient):
+
+    def create(self, project_id, amount, request_spec, start, end,
+               shard=None, conductor_group=None):
+        """Hold ``amount`` nodes matching ``request_spec`` for
+        ``project_id`` from ``start`` to ``end``; the service admits it
+        only if it fits beside every other hold (409
+        ``reserveapi.hold_not_admitted`` otherwise). Not retried: a
+        repeated request would be a second hold.
+        """
+        self._require(base.HOLDS_VERSION, 'holds')
+        body = {'project_id': project_id, 'amount': amount,
+                'request_spec': request_spec, 'start': _timestamp(start),
+                'end': _timestamp(end)}
+        body.update({name: value for name, value in (
+            ('shard', shard), ('conductor_group', conductor_group))
+            if value is not None})
+        return self.request('POST', _path(), json=body)
+
+    def list(self, **filters):
+        """Every hold matching ``filters`` (``project_id``,
+        ``resource_class``, ``limit``, ``marker``, ``sort_key``,
+        ``sort_dir``), following ``next``."""
+        self._require(base.HOLDS_VERSION, 'holds')
+        return self.pages(_path(), 'holds', **filters)
+
+    def get(self, uuid):
+        self._require(base.HOLDS_VERSION, 'holds')
+        return self.request('GET', _path(uuid))
+
+    def update(self, uuid, end=None, amount=None):
+        """Move the hold's end or change its amount; both are absolute
+        values, so the call is retried."""
+        self._require(base.HOLDS_VERSION, 'holds')
+        body = {}
+        if end is not None:
+            body['end'] = _timestamp(end)
+        if amount is not None:
+            body['amount'] = amount
+        return self.request('PATCH', _path(uuid), json=body,
+                            idempotent=True)
+
+    def cancel(self, uuid):
+        """Cancel the hold: its nodes are free at once. Cancelling a
+        cancelled hold changes nothing, so the call is retried."""
+        self._require(base.HOLDS_VERSION, 'holds')
+        self.request('DELETE', _path(uuid))

@@ -1,0 +1,47 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+from oslo_config import cfg
+
+GROUP = 'holds'
+
+opts = [
+    cfg.IntOpt('cleaning_padding', default=3600, min=0,
+               help='Seconds a hold keeps its nodes before its start and '
+                    'after its end, for Ironic to clean them between one '
+                    'window and the next. Admission counts a hold as '
+                    'taking its nodes over its window padded at both '
+                    'ends. A hold keeps the padding it was admitted '
+                    'with; a change applies to holds admitted after it.'),
+    cfg.IntOpt('max_length', default=30 * 86400, min=0,
+               help='Longest window of a hold, in seconds. A project\'s '
+                    'holds of one resource class that overlap, or lie no '
+                    'more than twice cleaning_padding apart (a gap '
+                    'nobody else could use), count as one window '
+                    '(anti-stacking), so a long window cannot be booked '
+                    'as a chain of short ones. 0 means no limit.'),
+    cfg.IntOpt('max_lead_time', default=90 * 86400, min=0,
+               help='Seconds ahead of now a hold may start at the latest. '
+                    '0 means no limit.'),
+    cfg.IntOpt('max_amount_per_project', default=0, min=0,
+               help='Most nodes one project may hold at any one instant, '
+                    'summed over its overlapping holds. 0 means no '
+                    'limit.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

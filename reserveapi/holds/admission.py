@@ -1,0 +1,389 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Admit holds over time, and keep every admitted hold while
+reservations take nodes.
+
+A hold takes its nodes over its *busy window*: its window padded by the
+cleaning time at both ends. The nodes that can meet it are the ones a
+reservation with its request spec could get now, plus those its own
+project reserved since its start (the project's boots fill its hold).
+Any other reserved node is gone for good: on-demand reservations have
+no end. timeline.py decides whether the holds fit at every instant.
+
+Every admission, and every reservation of a node some hold could use,
+decides inside one transaction that first writes the hold guard row
+(db/holds.py): they take turns on every backend, Galera included.
+"""
+
+import collections
+import dataclasses
+import datetime
+
+from oslo_log import log
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from reserveapi.common import exception
+from reserveapi.common import metrics
+import reserveapi.conf
+from reserveapi.db import holds as db_holds
+from reserveapi.db import matching as db_matching
+from reserveapi.holds import limits
+from reserveapi.holds import timeline
+from reserveapi.matcher import filters
+from reserveapi.matcher import spec as spec_mod
+
+LOG = log.getLogger(__name__)
+CONF = reserveapi.conf.CONF
+
+PENDING = 'pending'
+ACTIVE = 'active'
+ENDED = 'ended'
+CANCELLED = 'cancelled'
+STATES = (PENDING, ACTIVE, ENDED, CANCELLED)
+SORT_KEYS = ('created_at', 'start_at', 'end_at', 'uuid')
+
+
+def state(hold, now=None):
+    """The hold's state at ``now``: cancelled, or where now falls in its
+    (unpadded) window."""
+    if hold.cancelled_at is not None:
+        return CANCELLED
+    now = now or timeutils.utcnow()
+    if now < hold.start_at:
+        return PENDING
+    return ACTIVE if now < hold.end_at else ENDED
+
+
+@dataclasses.dataclass(frozen=True)
+class _Promise:
+    """One hold as admission reads it: its window and its parsed spec."""
+
+    window: timeline.Window
+    project_id: str
+    start_at: datetime.datetime
+    spec: object
+    context: filters.MatchContext
+
+    def matches(self, node):
+        """Whether the node has what the hold's spec asks, whatever its
+        state: a node the project already uses can still meet it."""
+        return all(criterion.check(self.spec, node, self.context) is None
+                   for criterion in filters.REQUEST)
+
+
+def _promise(key, project_id, amount, request_spec, start_at, busy_from,
+             busy_until, shard, conductor_group):
+    return _Promise(
+        window=timeline.Window(key=key, amount=amount, start=busy_from,
+                               end=busy_until),
+        project_id=project_id, start_at=start_at,
+        spec=spec_mod.parse_request_spec(request_spec),
+        context=filters.MatchContext(
+            project_id=project_id, exact_match=CONF.matcher.exact_match,
+            conductor_group=conductor_group, shard=shard))
+
+
+def _promise_of(hold):
+    return _promise(hold.uuid, hold.project_id, hold.amount,
+                    hold.request_spec, hold.start_at, hold.busy_from,
+                    hold.busy_until, hold.shard, hold.conductor_group)
+
+
+def _pool(promises, now):
+    """``{node id: keys of the promises it can meet}`` at ``now``: the
+    free nodes each one's spec matches, and the nodes its project
+    reserved since its start."""
+    serves = collections.defaultdict(set)
+    for promise in promises:
+        node_filter = db_matching.NodeFilter(
+            filters.asked(promise.spec, promise.context))
+        for batch in db_matching.candidate_batches(node_filter,
+                                                   CONF.matcher.batch_size):
+            matched, _misses = filters.partition(promise.spec, batch,
+                                                 promise.context)
+            for node in matched:
+                serves[node.id].add(promise.window.key)
+        if promise.start_at <= now:
+            for node in db_holds.project_reservations_since(
+                    promise.project_id, promise.start_at):
+                if promise.matches(node):
+                    serves[node.id].add(promise.window.key)
+    return serves
+
+
+def _groups(serves):
+    """timeline.Groups of a pool: its nodes counted by what they meet."""
+    counted = collections.Counter(frozenset(keys) for keys in serves.values()
+                                  if keys)
+    return [timeline.Group(count=count, serves=keys)
+            for keys, count in counted.items()]
+
+
+def _overlapping(promises, window):
+    return [promise for promise in promises
+            if promise.window.start < window.end
+            and window.start < promise.window.end]
+
+
+def _admit(candidate, now, replacing=None):
+    """Refuse ``candidate`` (a _Promise) unless, at every instant of its
+    busy window from now on, it fits beside the live holds that overlap
+    it. Runs inside the guarded transaction.
+
+    :raises: HoldNotAdmitted naming the first instant that does not fit
+    """
+    _version, live = db_holds.live_holds(now)
+    promises = _overlapping(
+        [_promise_of(hold) for hold in live if hold.uuid != replacing],
+        candidate.window) + [candidate]
+    shortfall = timeline.first_shortfall(
+        [promise.window for promise in promises],
+        _groups(_pool(promises, now)), max(now, candidate.window.start))
+    if shortfall is not None:
+        raise exception.HoldNotAdmitted(
+            at=_isoformat(shortfall.at), wanted=shortfall.wanted,
+            fit=shortfall.fit)
+
+
+def _isoformat(moment):
+    return moment.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
+def _naive_utc(moment):
+    """A stored time: UTC without an offset, as the schema keeps times."""
+    return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _limits():
+    def seconds(value):
+        return datetime.timedelta(seconds=value) if value else None
+    return limits.Limits(
+        max_length=seconds(CONF.holds.max_length),
+        max_lead_time=seconds(CONF.holds.max_lead_time),
+        max_amount=CONF.holds.max_amount_per_project or None,
+        stack_gap=datetime.timedelta(seconds=2 * CONF.holds.cleaning_padding))
+
+
+def _check_limits(project_id, resource_class, amount, start_at, end_at, now,
+                  replacing=None):
+    """:raises: InvalidHold; HoldQuotaExceeded"""
+    _version, live = db_holds.live_holds(now)
+    spans = [limits.Span(key=hold.uuid, resource_class=hold.resource_class,
+                         amount=hold.amount, start=hold.start_at,
+                         end=hold.end_at)
+             for hold in live
+             if hold.project_id == project_id and hold.uuid != replacing]
+    limits.check(_limits(), spans,
+                 limits.Span(key=replacing or 'new',
+                             resource_class=resource_class, amount=amount,
+                             start=start_at, end=end_at), now,
+                 project_id=project_id, admitted=replacing is not None)
+
+
+def create_hold(project_id, amount, request_spec, start, end,
+                shard=None, conductor_group=None):
+    """Admit and store a hold of ``amount`` nodes matching
+    ``request_spec`` for ``project_id`` from ``start`` to ``end`` (times
+    with an offset).
+
+    :raises: InvalidRequestSpec; InvalidHold; HoldQuotaExceeded;
+        HoldNotAdmitted
+    """
+    with metrics.hold_admission('create'):
+        spec = spec_mod.parse_request_spec(request_spec)
+        now = timeutils.utcnow()
+        start_at, end_at = _naive_utc(start), _naive_utc(end)
+        _check_limits(project_id, spec.resource_class, amount, start_at,
+                      end_at, now)
+        padding = datetime.timedelta(seconds=CONF.holds.cleaning_padding)
+        values = {
+            'uuid': uuidutils.generate_uuid(), 'project_id': project_id,
+            'amount': amount, 'request_spec': request_spec,
+            'resource_class': spec.resource_class, 'shard': shard,
+            'conductor_group': conductor_group, 'start_at': start_at,
+            'end_at': end_at, 'padding': CONF.holds.cleaning_padding,
+            'busy_from': start_at - padding,
+            'busy_until': end_at + padding}
+        candidate = _promise(values['uuid'], project_id, amount,
+                             request_spec, start_at, values['busy_from'],
+                             values['busy_until'], shard, conductor_group)
+        hold = db_holds.create_hold(values, lambda: _admit(candidate, now))
+    LOG.info('Admitted hold %s: %d nodes for project %s from %s to %s',
+             hold.uuid, amount, project_id, start_at, end_at)
+    from reserveapi import notifications
+    notifications.hold_created(hold, state(hold))
+    return hold
+
+
+def update_hold(uuid, end=None, amount=None):
+    """Move the end of a live hold or change its amount; a hold that
+    grows is admitted again, one that shrinks always fits.
+
+    :raises: HoldNotFound; Conflict for a cancelled or ended hold;
+        InvalidHold; HoldQuotaExceeded; HoldNotAdmitted
+    """
+    current = db_holds.get_hold(uuid)
+    now = timeutils.utcnow()
+    if state(current, now) in (CANCELLED, ENDED):
+        raise exception.Conflict(reason='hold %s is %s and can no longer '
+                                 'change.' % (uuid, state(current, now)))
+    end_at = current.end_at if end is None else _naive_utc(end)
+    amount = current.amount if amount is None else amount
+    if (end_at, amount) == (current.end_at, current.amount):
+        return current
+    if end_at != current.end_at and end_at <= now:
+        raise exception.InvalidHold(reason='the new end %s is not in the '
+                                    'future.' % _isoformat(end_at))
+    grows = amount > current.amount or end_at > current.end_at
+    # Only a hold that grows is admitted again (and counted).
+    with metrics.hold_admission('update', counted=grows):
+        _check_limits(current.project_id, current.resource_class, amount,
+                      current.start_at, end_at, now, replacing=uuid)
+        busy_until = end_at + datetime.timedelta(seconds=current.padding)
+        values = {'end_at': end_at, 'amount': amount,
+                  'busy_until': busy_until}
+        candidate = _promise(uuid, current.project_id, amount,
+                             current.request_spec, current.start_at,
+                             current.busy_from, busy_until, current.shard,
+                             current.conductor_group)
+        hold = db_holds.update_hold(
+            uuid, values,
+            (lambda: _admit(candidate, now, replacing=uuid)) if grows
+            else None)
+    LOG.info('Changed hold %s: %d nodes until %s', uuid, amount, end_at)
+    from reserveapi import notifications
+    notifications.hold_updated(current, hold, state(hold))
+    return hold
+
+
+def cancel_hold(uuid):
+    """End the hold now; its nodes are at once free for anyone.
+
+    :raises: HoldNotFound
+    """
+    now = timeutils.utcnow()
+    hold = db_holds.cancel_hold(uuid, now)
+    if hold.cancelled_at == now:
+        # Cancelled by this call, not before: one event per hold.
+        LOG.info('Cancelled hold %s', uuid)
+        from reserveapi import notifications
+        notifications.hold_cancelled(hold, state(hold))
+    return hold
+
+
+def get_hold(uuid):
+    """:raises: HoldNotFound"""
+    return db_holds.get_hold(uuid)
+
+
+def list_holds(filters=None, limit=None, marker=None, sort_key='created_at',
+               sort_dir='asc'):
+    """Holds by project and resource class, a page at a time.
+
+    :raises: Invalid for an unknown marker
+    """
+    return db_holds.list_holds(filters or {}, limit, marker, sort_key,
+                               sort_dir)
+
+
+def promised(now=None):
+    """``{resource class: nodes}`` that must stay free now for the holds
+    that have not started: per class, the most their busy windows ask at
+    any one instant from now on.
+
+    What compute hosts report to Placement subtracts them, so that the
+    scheduler stops sending boots that would take them. An active hold
+    is not subtracted: its project's boots must still reach a host, and
+    a reservation refuses the nodes it keeps to anyone else.
+    (db_holds.promised: monitoring serves the same figure.)
+    """
+    return db_holds.promised(now or timeutils.utcnow())
+
+
+ASK = 'on-demand'
+"""The key of an on-demand ask among the holds' windows."""
+
+
+def kept_from(project_id, spec, context):
+    """How many of the free nodes matching ``spec`` (as a reservation of
+    ``project_id`` in ``context`` reads it) the live holds keep from
+    that project now: what candidates subtract. The project's own
+    active holds are left out: its boots fill them.
+
+    :raises: DBError
+    """
+    now = timeutils.utcnow()
+    _version, live = db_holds.live_holds(now)
+    promises = [_promise_of(hold) for hold in live
+                if hold.project_id != project_id or now < hold.start_at]
+    if not promises:
+        return 0
+    serves = _pool(promises, now)
+    asked = 0
+    for batch in db_matching.candidate_batches(
+            db_matching.NodeFilter(filters.asked(spec, context)),
+            CONF.matcher.batch_size):
+        matched, _misses = filters.partition(spec, batch, context)
+        for node in matched:
+            serves[node.id].add(ASK)
+        asked += len(matched)
+    return asked - timeline.spare([promise.window for promise in promises],
+                                  _groups(serves), now, ASK)
+
+
+class Promises:
+    """The live holds as one reservation reads them once, to ask of each
+    candidate node whether taking it keeps every hold."""
+
+    def __init__(self, project_id):
+        self.project_id = project_id
+        self.read_again()
+
+    def read_again(self):
+        """Read the live holds and the guard version now."""
+        self.now = timeutils.utcnow()
+        self.version, live = db_holds.live_holds(self.now)
+        self._promises = [_promise_of(hold) for hold in live]
+        self._pool = self._before = None
+
+    def keep(self, node):
+        """Whether reserving ``node`` must take the holds' turn: False
+        when no live hold can use it.
+
+        :raises: NodeHeld when reserving it for this project from now on
+            would leave the holds worse off than they are: an earlier
+            first instant that does not fit, or fewer nodes met there.
+            (Nodes that went into maintenance can leave a hold short
+            already; what is left is still kept for it.)
+        """
+        if not any(promise.matches(node) for promise in self._promises):
+            return False
+        windows = [promise.window for promise in self._promises]
+        if self._pool is None:
+            # Read once per version: a reservation of a node some hold
+            # could use moves the version on, and any other took a node
+            # no hold can use.
+            self._pool = _pool(self._promises, self.now)
+            self._before = timeline.first_shortfall(
+                windows, _groups(self._pool), self.now)
+        serves = dict(self._pool)
+        serves[node.id] = {
+            promise.window.key for promise in self._promises
+            if promise.project_id == self.project_id
+            and promise.start_at <= self.now and promise.matches(node)}
+        after = timeline.first_shortfall(windows, _groups(serves), self.now)
+        if after is not None and after != self._before:
+            raise exception.NodeHeld(node=node.uuid, holds=', '.join(
+                str(key) for key in after.keys))
+        return True
