@@ -17,6 +17,7 @@ Everything talks to 127.0.0.1 only and every wait has a timeout.
 
 import collections
 import ctypes
+import datetime
 import http.client
 import json
 import math
@@ -394,11 +395,11 @@ class Scraper:
 HEADERS = {'Content-Type': 'application/json', 'Accept': 'application/json'}
 
 
-def request(address, method, path, body=None, timeout=30):
+def request(address, method, path, body=None, timeout=30, headers=None):
     """``(status, body bytes, seconds)`` over a connection of its own;
-    status None when no answer.
+    status None when no answer. ``headers`` are sent beside HEADERS.
     """
-    return Client(address, timeout).request(method, path, body)
+    return Client(address, timeout).request(method, path, body, headers)
 
 
 class Client:
@@ -417,8 +418,9 @@ class Client:
         self.keep_alive = keep_alive
         self._connection = None
 
-    def request(self, method, path, body=None):
+    def request(self, method, path, body=None, headers=None):
         payload = None if body is None else json.dumps(body).encode()
+        headers = dict(HEADERS, **(headers or {}))
         start = time.perf_counter()
         for attempt in (1, 2):
             reused = self._connection is not None
@@ -427,7 +429,7 @@ class Client:
                     *self.address, timeout=self.timeout)
             try:
                 self._connection.request(method, path, body=payload,
-                                         headers=HEADERS)
+                                         headers=headers)
                 response = self._connection.getresponse()
                 data = response.read()
             except (OSError, http.client.HTTPException) as exc:
@@ -699,6 +701,32 @@ def free_of_class(address, resource_class, timeout=30):
         raise RuntimeError('GET /v1/capacity: %s %s' % (status, data[:200]))
     return sum(row['available'] for row in json.loads(data)['capacity']
                if row['resource_class'] == resource_class)
+
+
+HOLDS_VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
+
+
+def hold_nodes(address, request_spec, holds, amount, timeout=30):
+    """Admit ``holds`` holds of ``amount`` nodes each matching
+    ``request_spec``, one after the other from two days on, so that
+    every reservation of the class must keep them: ``{'holds',
+    'amount', 'admitted', 'seconds'}`` (the time of each POST)."""
+    start = (datetime.datetime.now(datetime.timezone.utc)
+             + datetime.timedelta(days=2))
+    seconds = []
+    for index in range(holds):
+        begins = start + datetime.timedelta(days=index)
+        status, data, took = request(address, 'POST', '/v1/holds', {
+            'project_id': 'bench-hold-%d' % index, 'amount': amount,
+            'request_spec': request_spec, 'start': begins.isoformat(),
+            'end': (begins + datetime.timedelta(hours=12)).isoformat()},
+            timeout, HOLDS_VERSION)
+        if status != 201:
+            raise RuntimeError('POST /v1/holds: %s %s' % (status,
+                                                          data[:300]))
+        seconds.append(took)
+    return {'holds': holds, 'amount': amount, 'admitted': len(seconds),
+            'post': summarize(seconds)}
 
 
 def release_all(address, timeout=30):

@@ -127,6 +127,13 @@ def parse_args(argv):
                         default='baremetal',
                         help='Request spec to reserve with (see '
                              'benchload.SPECS).')
+    parser.add_argument('--holds', type=int, default=0,
+                        help='Holds of the spec admitted before the '
+                             'reservations, one a day from two days on: '
+                             'every reservation of the class then keeps '
+                             'them.')
+    parser.add_argument('--hold-amount', type=int, default=10,
+                        help='Nodes each of the --holds promises.')
     parser.add_argument('--requests', type=int, default=500,
                         help='Single-client POSTs measured.')
     parser.add_argument('--warmup', type=int, default=20,
@@ -407,6 +414,11 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
                 server.address, resource_class, args.request_timeout)
             record['pool'] = {'nodes': nodes, 'spec_resource_class':
                               resource_class, 'free_of_that_class': eligible}
+            if args.holds:
+                log('  %d holds of %d nodes' % (args.holds, args.hold_amount))
+                record['holds'] = benchload.hold_nodes(
+                    server.address, request_spec, args.holds,
+                    args.hold_amount, args.request_timeout)
             with Phase(record, 'single', server):
                 record['single'] = benchload.single_client(
                     server.address, request_spec, args.requests,
@@ -454,6 +466,12 @@ def bench_backend(kind, args, workdir, inventory, record, nodes):
         concurrent['db_matches_responses'] = (
             census['live_reservations'] == created)
         record['concurrent'] = concurrent
+        if args.holds:
+            # Each reservation moved the holds' guard on from the version
+            # it read: replayed, the captured statements would find it
+            # moved on and insert nothing.
+            log('  the API\'s SQL is not replayed with holds')
+            return
 
         log('  the API\'s SQL replayed: %d reservations, %d threads'
             % (args.concurrent_requests, args.threads))
