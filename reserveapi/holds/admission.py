@@ -33,6 +33,7 @@ from oslo_log import log
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from reserveapi import notifications
 from reserveapi.common import exception
 from reserveapi.common import metrics
 import reserveapi.conf
@@ -221,7 +222,6 @@ def create_hold(project_id, amount, request_spec, start, end,
         hold = db_holds.create_hold(values, lambda: _admit(candidate, now))
     LOG.info('Admitted hold %s: %d nodes for project %s from %s to %s',
              hold.uuid, amount, project_id, start_at, end_at)
-    from reserveapi import notifications
     notifications.hold_created(hold, state(hold))
     return hold
 
@@ -262,7 +262,6 @@ def update_hold(uuid, end=None, amount=None):
             (lambda: _admit(candidate, now, replacing=uuid)) if grows
             else None)
     LOG.info('Changed hold %s: %d nodes until %s', uuid, amount, end_at)
-    from reserveapi import notifications
     notifications.hold_updated(current, hold, state(hold))
     return hold
 
@@ -277,7 +276,6 @@ def cancel_hold(uuid):
     if hold.cancelled_at == now:
         # Cancelled by this call, not before: one event per hold.
         LOG.info('Cancelled hold %s', uuid)
-        from reserveapi import notifications
         notifications.hold_cancelled(hold, state(hold))
     return hold
 
