@@ -28,6 +28,7 @@ decides inside one transaction that first writes the hold guard row
 import collections
 import dataclasses
 import datetime
+import json
 
 from oslo_log import log
 from oslo_utils import timeutils
@@ -46,6 +47,7 @@ from reserveapi.matcher import spec as spec_mod
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
+_OWNER = filters.BY_NAME['owner']
 
 PENDING = 'pending'
 ACTIVE = 'active'
@@ -75,6 +77,9 @@ class _Promise:
     start_at: datetime.datetime
     spec: object
     context: filters.MatchContext
+    scan: tuple
+    """What reading its matching nodes depends on but the project:
+    holds alike share one read (_pool)."""
 
     def matches(self, node):
         """Whether the node has what the hold's spec asks, whatever its
@@ -92,7 +97,9 @@ def _promise(key, project_id, amount, request_spec, start_at, busy_from,
         spec=spec_mod.parse_request_spec(request_spec),
         context=filters.MatchContext(
             project_id=project_id, exact_match=CONF.matcher.exact_match,
-            conductor_group=conductor_group, shard=shard))
+            conductor_group=conductor_group, shard=shard),
+        scan=(json.dumps(request_spec, sort_keys=True), shard,
+              conductor_group))
 
 
 def _promise_of(hold):
@@ -106,15 +113,23 @@ def _pool(promises, now):
     free nodes each one's spec matches, and the nodes its project
     reserved since its start."""
     serves = collections.defaultdict(set)
+    alike = collections.defaultdict(list)
     for promise in promises:
-        node_filter = db_matching.NodeFilter(
-            filters.asked(promise.spec, promise.context))
-        for batch in db_matching.candidate_batches(node_filter,
-                                                   CONF.matcher.batch_size):
-            matched, _misses = filters.partition(promise.spec, batch,
-                                                 promise.context)
+        alike[promise.scan].append(promise)
+    for members in alike.values():
+        # Read once for every project: each then keeps the nodes it may
+        # use (Ironic's owner and lessee).
+        spec = members[0].spec
+        anyone = dataclasses.replace(members[0].context, project_id=None)
+        for batch in db_matching.candidate_batches(
+                db_matching.NodeFilter(filters.asked(spec, anyone)),
+                CONF.matcher.batch_size):
+            matched, _misses = filters.partition(spec, batch, anyone)
             for node in matched:
-                serves[node.id].add(promise.window.key)
+                serves[node.id].update(
+                    promise.window.key for promise in members
+                    if _OWNER.check(spec, node, promise.context) is None)
+    for promise in promises:
         if promise.start_at <= now:
             for node in db_holds.project_reservations_since(
                     promise.project_id, promise.start_at):

@@ -121,6 +121,16 @@ class TestAdmission(HoldsTestCase):
         self.assertRaises(exception.HoldNotAdmitted, self.hold, 1,
                           HOUR, 2 * HOUR)
 
+    def test_another_projects_nodes_do_not_count(self):
+        """Holds alike share one read of the nodes; each still counts
+        only the nodes its project may use (Ironic's owner)."""
+        owned = [dict(_node(20 + index), owner='p2') for index in range(2)]
+        _sync([_node(index) for index in range(3)] + owned)
+        self.hold(1, HOUR, 2 * HOUR, project='p2')
+        self.hold(3, HOUR, 2 * HOUR, project='p1')
+        self.assertRaises(exception.HoldNotAdmitted, self.hold, 1, HOUR,
+                          2 * HOUR, project='p1')
+
     def test_other_classes_do_not_count(self):
         self.hold(5, HOUR, 2 * HOUR)
         self.assertRaises(exception.HoldNotAdmitted, self.hold, 1, HOUR,
