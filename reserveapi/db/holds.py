@@ -208,24 +208,30 @@ def list_holds(filters=None, limit=None, marker=None, sort_key='created_at',
 
 
 def live_holds(now):
-    """``(version, holds)``: the guard's version, then the holds still to
+    """``(version, holds)``: the guard's version and the holds still to
     keep at ``now`` (not cancelled, their busy window not over), by the
     start of that window.
 
-    The version is read first: PostgreSQL may show each statement a
-    newer snapshot, and holds newer than the version only make a write
-    from it fail, where older ones would let it through.
+    One statement, so both come from one snapshot; every reservation
+    reads it, and on PostgreSQL it runs as its own transaction
+    (base.one_statement): one round trip.
 
     :raises: DBError
     """
-    hold = models.Hold
+    guard, hold = models.HoldGuard, models.Hold
+    version = sa.select(sa.func.coalesce(sa.func.max(guard.version), 0)
+                        .label('guard_version')).subquery()
+    query = (sa.select(version.c.guard_version,
+                       *[getattr(hold, column)
+                         for column in records.HOLD_COLUMNS])
+             .select_from(version.outerjoin(hold, sa.and_(
+                 hold.cancelled_at.is_(None), hold.busy_until > now)))
+             .order_by(hold.busy_from, hold.id))
     with base.reader() as session:
-        version = current_version(session)
-        rows = session.execute(_select(
-            hold.cancelled_at.is_(None), hold.busy_until > now,
-        ).order_by(hold.busy_from, hold.id))
-        return version, [records.hold_record(row) for row in rows]
-
+        with base.one_statement(session) as connection:
+            rows = connection.execute(query).all()
+    return rows[0].guard_version, [
+        records.hold_record(row) for row in rows if row.uuid is not None]
 
 def project_reservations_since(project_id, since):
     """The nodes held by live reservations of ``project_id`` made at or

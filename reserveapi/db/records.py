@@ -105,8 +105,8 @@ HOLD_COLUMNS = tuple(field.name for field in dataclasses.fields(HoldRecord))
 
 
 def hold_record(row):
-    """A HoldRecord from a row of HOLD_COLUMNS."""
-    columns = row._asdict()
+    """A HoldRecord from a row with HOLD_COLUMNS (and maybe others)."""
+    columns = {name: row._mapping[name] for name in HOLD_COLUMNS}
     return HoldRecord(**dict(
         columns, request_spec=json.loads(columns['request_spec'])))
 

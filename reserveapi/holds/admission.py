@@ -315,8 +315,9 @@ def promised(now=None):
     that have not started: per class, the most their busy windows ask at
     any one instant from now on.
 
-    What compute hosts report to Placement subtracts them, so that the
-    scheduler stops sending boots that would take them. An active hold
+    What compute hosts report to Placement subtracts them, so that once
+    they have reported the scheduler stops sending boots that would take
+    them (a reservation refuses those nodes meanwhile). An active hold
     is not subtracted: its project's boots must still reach a host, and
     a reservation refuses the nodes it keeps to anyone else.
     (db_holds.promised: monitoring serves the same figure.)
