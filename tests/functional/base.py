@@ -36,6 +36,7 @@ from reserveapi.common import heartbeat
 from reserveapi.db import base as db_base
 from reserveapi.db import migration
 from reserveapi.db import models
+from reserveapi.holds import admission
 from tests import base
 
 REQUIRE_BACKENDS_ENV = 'RESERVEAPI_TEST_REQUIRE_DB_BACKENDS'
@@ -166,6 +167,9 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, base.TestCase):
 
     def setUp(self):
         super().setUp()
+        # Each test has a database of its own.
+        admission.forget_quiet()
+        self.addCleanup(admission.forget_quiet)
         if self.engine.dialect.name == 'sqlite':
             self.useFixture(fixtures.MockPatchObject(
                 heartbeat, 'Heartbeat', _ThreadlessHeartbeat))

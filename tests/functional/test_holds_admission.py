@@ -170,6 +170,18 @@ class TestReservationsKeepHolds(HoldsTestCase):
         self.assertEqual('held', error.kwargs['criterion'])
         self.assertKept()
 
+    def test_a_hold_admitted_after_a_read_of_none_is_kept(self):
+        """A reservation that saw no hold remembers the guard's version
+        and reads no holds next time; its INSERT finds the version moved
+        on by the admission, and it reads them again."""
+        self.reserve()
+        self.assertIsNotNone(admission._Quiet.version)
+        self.hold(2, HOUR, 2 * HOUR)
+        error = self.assertRaises(exception.NoValidNode, self.reserve)
+        self.assertEqual('held', error.kwargs['criterion'])
+        self.assertIsNone(admission._Quiet.version)
+        self.assertKept()
+
     def test_active_hold_is_used_by_its_project_only(self):
         self.hold(2, datetime.timedelta(0), HOUR)
         self.reserve()
