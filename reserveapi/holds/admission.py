@@ -48,13 +48,12 @@ from reserveapi.matcher import spec as spec_mod
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
 _OWNER = filters.BY_NAME['owner']
+_CAPABILITIES = filters.BY_NAME['capabilities']
 
 PENDING = 'pending'
 ACTIVE = 'active'
 ENDED = 'ended'
 CANCELLED = 'cancelled'
-STATES = (PENDING, ACTIVE, ENDED, CANCELLED)
-SORT_KEYS = ('created_at', 'start_at', 'end_at', 'uuid')
 
 
 def state(hold, now=None):
@@ -136,6 +135,27 @@ def _pool(promises, now):
                 if promise.matches(node):
                     serves[node.id].add(promise.window.key)
     return serves
+
+
+def _free_matching(promise):
+    """How many free nodes match the promise, counted as candidates
+    counts them: SQL, then the capabilities once per distinct set. The
+    cost grows with the distinct values, not with the nodes."""
+    counted = db_matching.tally(
+        db_matching.NodeFilter(filters.asked(promise.spec, promise.context)),
+        capabilities=bool(promise.spec.capabilities), explain=False)
+    return sum(group.count for group in counted.passing
+               if _CAPABILITIES.check(promise.spec, group,
+                                      promise.context) is None)
+
+
+def _peak(windows, now):
+    """The most nodes the windows ask at any one instant from now on."""
+    return max((sum(window.amount for window in windows
+                    if window.start <= instant < window.end)
+                for instant in {now} | {window.start for window in windows
+                                        if window.start > now}),
+               default=0)
 
 
 def _groups(serves):
@@ -383,7 +403,7 @@ class Promises:
         else:
             self.now = timeutils.utcnow()
             self.version, self._promises = _Quiet.version, []
-            self._pool = self._before = None
+            self._pool = self._before = self._ample = None
 
     def read_again(self):
         """Read the live holds and the guard version now."""
@@ -391,7 +411,7 @@ class Promises:
         self.version, live = db_holds.live_holds(self.now)
         _Quiet.version = None if live else self.version
         self._promises = [_promise_of(hold) for hold in live]
-        self._pool = self._before = None
+        self._pool = self._before = self._ample = None
 
     def keep(self, node):
         """Whether reserving ``node`` must take the holds' turn: False
@@ -406,6 +426,16 @@ class Promises:
         if not any(promise.matches(node) for promise in self._promises):
             return False
         windows = [promise.window for promise in self._promises]
+        if self._ample is None:
+            # Each hold matching more free nodes than all of them ask at
+            # once, plus one: without any one node they still fit (Hall's
+            # condition holds for every set of holds), so the nodes need
+            # not be read. Counting costs no more with more nodes.
+            self._ample = min(_free_matching(promise)
+                              for promise in self._promises) > _peak(
+                windows, self.now)
+        if self._ample:
+            return True
         if self._pool is None:
             # Read once per version: a reservation of a node some hold
             # could use moves the version on, and any other took a node

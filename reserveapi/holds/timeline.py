@@ -97,12 +97,6 @@ def first_shortfall(windows, groups, now):
     return None
 
 
-def fits(windows, groups, now):
-    """Whether the windows fit in the groups at every instant from
-    ``now`` on."""
-    return first_shortfall(windows, groups, now) is None
-
-
 def spare(windows, groups, now, key):
     """The most nodes an ask keyed ``key`` that starts at ``now`` and
     never ends (on-demand reservations) can take, at every instant from

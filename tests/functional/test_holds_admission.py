@@ -19,6 +19,7 @@ import concurrent.futures
 import datetime
 import uuid
 
+import fixtures
 from oslo_utils import timeutils
 
 from reserveapi import reservations
@@ -180,6 +181,20 @@ class TestReservationsKeepHolds(HoldsTestCase):
         error = self.assertRaises(exception.NoValidNode, self.reserve)
         self.assertEqual('held', error.kwargs['criterion'])
         self.assertIsNone(admission._Quiet.version)
+        self.assertKept()
+
+    def test_nodes_are_read_only_when_the_holds_are_tight(self):
+        """Three free nodes and a hold of one: while more nodes match
+        than the hold asks, any one may go without a read of the nodes;
+        the last one left is read, and kept."""
+        self.hold(1, HOUR, 2 * HOUR)
+        pool = self.useFixture(fixtures.MockPatchObject(
+            admission, '_pool', wraps=admission._pool)).mock
+        self.reserve()
+        self.reserve()
+        self.assertEqual(0, pool.call_count)
+        self.assertRaises(exception.NoValidNode, self.reserve)
+        self.assertEqual(1, pool.call_count)
         self.assertKept()
 
     def test_active_hold_is_used_by_its_project_only(self):
