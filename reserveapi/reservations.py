@@ -547,7 +547,9 @@ class Candidates:
     criteria; ``nodes``, the first of them, best fit first; ``promised``,
     how many of the ``count`` the holds keep from the project
     (admission.kept_from), so that ``count - promised`` more
-    reservations would get a node now.
+    reservations would get a node now; ``admissible``, asked for a
+    window, how many nodes a hold over it would be admitted for now
+    (admission.admissible), else None.
     """
 
     count: int
@@ -556,11 +558,12 @@ class Candidates:
     excluded: list
     nodes: list
     promised: int
+    admissible: int | None = None
 
 
 def candidates(project_id, request_spec, candidate_nodes=None,
                conductor_group=None, shard=None, limit=CANDIDATES_SHOWN,
-               usable_by=None, explain=True):
+               usable_by=None, explain=True, window=None):
     """How many nodes ``reserve`` with these arguments could get now,
     why the others are excluded (unless not ``explain``: ``total`` is
     then None and ``excluded`` empty, at the cost of reading only the
@@ -574,9 +577,11 @@ def candidates(project_id, request_spec, candidate_nodes=None,
     nodes SQL let through, once per distinct set of them, as it checks
     every node it reserves. With ``usable_by`` (a project) only the
     nodes that project may use are counted, and only those it owns or
-    leases named.
+    leases named. With ``window``, ``(start, end)``, it also answers how
+    many nodes a hold over that window would be admitted for.
 
-    :raises: InvalidRequestSpec naming the key; DBError
+    :raises: InvalidRequestSpec naming the key; InvalidHold for a window
+        that ends before it starts; DBError
     """
     spec = spec_mod.parse_request_spec(request_spec)
     context = _match_context(project_id, candidate_nodes, conductor_group,
@@ -617,4 +622,7 @@ def candidates(project_id, request_spec, candidate_nodes=None,
                                                    item[0][1]))),
         excluded=selection.excluded(spec, eliminated, capability_values),
         nodes=nodes, promised=min(count, admission.kept_from(
-            project_id, spec, context)))
+            project_id, spec, context)),
+        admissible=None if window is None else admission.admissible(
+            project_id, request_spec, *window, shard=shard,
+            conductor_group=conductor_group))

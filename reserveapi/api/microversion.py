@@ -54,7 +54,8 @@ VERSIONS = [
             # only if it fits beside the others at every instant of its
             # window, and on-demand reservations keep every hold.
             # Capacity and candidates say how many free nodes the holds
-            # keep (promised).
+            # keep (promised); candidates asked with a window say how
+            # many a hold over it would be admitted for (admissible).
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
 CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')

@@ -14,6 +14,7 @@
 error translation and pages.
 """
 
+import datetime
 import threading
 import urllib.parse
 
@@ -78,6 +79,14 @@ class ServiceUnavailable(ClientError):
     """The service cannot be reached (not in the catalog, connection
     refused or timed out) or answered 502/503/504, after the retries.
     """
+
+
+def timestamp(value):
+    """An ISO 8601 string as the service takes it; a datetime must carry
+    its UTC offset (the service refuses a time without one)."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return value
 
 
 def make_adapter(session_or_adapter, **adapter_kwargs):

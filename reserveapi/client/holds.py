@@ -13,17 +13,7 @@
 """Client of ``/v1/holds`` (microversion 1.5), for operators: nodes
 promised to a project from a start to an end."""
 
-import datetime
-
 from reserveapi.client import base
-
-
-def _timestamp(value):
-    """An ISO 8601 string as the service takes it; a datetime must carry
-    its UTC offset (the service refuses a time without one)."""
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
-    return value
 
 
 def _path(uuid=None):
@@ -42,8 +32,8 @@ class HoldClient(base.BaseClient):
         """
         self._require(base.HOLDS_VERSION, 'holds')
         body = {'project_id': project_id, 'amount': amount,
-                'request_spec': request_spec, 'start': _timestamp(start),
-                'end': _timestamp(end)}
+                'request_spec': request_spec, 'start': base.timestamp(start),
+                'end': base.timestamp(end)}
         body.update({name: value for name, value in (
             ('shard', shard), ('conductor_group', conductor_group))
             if value is not None})
@@ -66,7 +56,7 @@ class HoldClient(base.BaseClient):
         self._require(base.HOLDS_VERSION, 'holds')
         body = {}
         if end is not None:
-            body['end'] = _timestamp(end)
+            body['end'] = base.timestamp(end)
         if amount is not None:
             body['amount'] = amount
         return self.request('PATCH', _path(uuid), json=body,

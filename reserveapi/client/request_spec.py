@@ -32,7 +32,8 @@ KEYS = FLAVOR_FIELDS + ('extra_specs', 'image')
 IMAGE_KEYS = ('id', 'properties')
 """The keys of a spec's ``image`` the service reads."""
 CANDIDATES_BODY_KEYS = ('project_id', 'candidate_nodes', 'request_spec',
-                        'conductor_group', 'shard', 'limit', 'explain')
+                        'conductor_group', 'shard', 'limit', 'explain',
+                        'start', 'end')
 """The keys of a ``POST /v1/candidates`` body; the service refuses any
 other."""
 # Compute's API name of each field (GET /flavors/{flavor_id}).

@@ -113,13 +113,17 @@ class ReservationClient(base.BaseClient):
 
     def candidates(self, request_spec, project_id=None, candidate_nodes=None,
                    shard=None, conductor_group=None, limit=None,
-                   explain=True):
+                   explain=True, start=None, end=None):
         """How many nodes a reservation with these arguments could get
         now, per partition, what excluded the others (unless not
         ``explain``, which costs much less), and the first ``limit`` of
         them; nothing is held, so it is retried. Needs microversion 1.3.
+        With ``start`` and ``end`` (1.5), also how many nodes a hold over
+        that window would be admitted for (``admissible``).
         """
         self._require(base.CANDIDATES_VERSION, 'candidates')
+        if start is not None or end is not None:
+            self._require(base.HOLDS_VERSION, 'a window of candidates')
         body = dict(_partition(shard, conductor_group),
                     request_spec=request_spec)
         if project_id is not None:
@@ -130,6 +134,8 @@ class ReservationClient(base.BaseClient):
             body['limit'] = limit
         if not explain:
             body['explain'] = False
+        body.update((name, base.timestamp(value)) for name, value in (
+            ('start', start), ('end', end)) if value is not None)
         return self.request('POST', '/v1/candidates', json=body,
                             idempotent=True)
 

@@ -347,6 +347,54 @@ def promised(now=None):
 
 ASK = 'on-demand'
 """The key of an on-demand ask among the holds' windows."""
+ASKED = 'asked'
+"""The key of the hold a question asks about (admissible)."""
+
+
+def admissible(project_id, request_spec, start, end, shard=None,
+               conductor_group=None):
+    """How many nodes a hold of ``request_spec`` for ``project_id`` from
+    ``start`` to ``end`` (times with an offset) would be admitted for
+    now: the most that fits beside the live holds at every instant of
+    its padded window from now on. The operator's limits aside.
+
+    :raises: InvalidRequestSpec; InvalidHold for an end not after the
+        start; DBError
+    """
+    now = timeutils.utcnow()
+    start_at, end_at = _naive_utc(start), _naive_utc(end)
+    if end_at <= start_at:
+        raise exception.InvalidHold(
+            reason='the window ends at %s, not after its start at %s.'
+            % (_isoformat(end_at), _isoformat(start_at)))
+    padding = datetime.timedelta(seconds=CONF.holds.cleaning_padding)
+    asked = _promise(ASKED, project_id, 0, request_spec, start_at,
+                     start_at - padding, end_at + padding, shard,
+                     conductor_group)
+    _version, live = db_holds.live_holds(now)
+    promises = _overlapping([_promise_of(hold) for hold in live],
+                            asked.window) + [asked]
+    serves = _pool(promises, now)
+    groups = _groups(serves)
+    others = [promise.window for promise in promises[:-1]]
+    since = max(now, asked.window.start)
+
+    def fits(amount):
+        window = dataclasses.replace(asked.window, amount=amount)
+        return timeline.first_shortfall(others + [window], groups,
+                                        since) is None
+
+    if not fits(0):
+        return 0
+    # The most that fits: at least 0, at most every node it could use.
+    low, high = 0, sum(1 for keys in serves.values() if ASKED in keys)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def kept_from(project_id, spec, context):

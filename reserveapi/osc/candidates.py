@@ -163,6 +163,13 @@ class ShowCandidates(common.Command):
             '--limit', metavar='<count>', type=int,
             help='Name this many of the nodes, best fit first (default '
                  '10).')
+        parser.add_argument(
+            '--start', metavar='<time>',
+            help='With --end: also say how many nodes a hold from this '
+                 'time would be admitted for (ISO 8601 with a UTC '
+                 'offset).')
+        parser.add_argument('--end', metavar='<time>',
+                            help='With --start: the end of that window.')
         return parser
 
     def request(self, parsed_args):
@@ -174,7 +181,8 @@ class ShowCandidates(common.Command):
             spec, query = self.request_spec(parsed_args), {}
         for option, key in (('project', 'project_id'), ('shard', 'shard'),
                             ('conductor_group', 'conductor_group'),
-                            ('limit', 'limit')):
+                            ('limit', 'limit'), ('start', 'start'),
+                            ('end', 'end')):
             value = getattr(parsed_args, option)
             if value is not None:
                 query[key] = value
@@ -219,6 +227,12 @@ class ShowCandidates(common.Command):
                     '%s (%d)' % (value['value'], value['count'])
                     for value in row['values']))
                 for row in answer['excluded']]) + '\n')
+        if answer.get('promised'):
+            out.write('%d of them are kept for holds.\n'
+                      % answer['promised'])
+        if 'admissible' in answer:
+            out.write('A hold over the window would be admitted for %d '
+                      'nodes.\n' % answer['admissible'])
         if answer['nodes']:
             out.write('Best fit first: %s\n' % ', '.join(
                 node['name'] or node['uuid'] for node in answer['nodes']))

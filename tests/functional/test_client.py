@@ -429,3 +429,15 @@ class TestHoldClient(base.DBTestCase):
         self.client.adapter.default_microversion = '1.4'
         error = self.assertRaises(client.ClientError, self.client.list)
         self.assertIn('holds: needs microversion 1.5', error.detail)
+
+    def test_candidates_say_what_a_hold_over_a_window_would_get(self):
+        self._hold()
+        reservations = client.ReservationClient(
+            ks_session.Session(), endpoint_override=self.server.url)
+        answer = reservations.candidates(
+            examples.REQUEST_SPEC, project_id='q', limit=0,
+            start=self.start, end=self.start + datetime.timedelta(hours=1))
+        self.assertEqual((2, 1, 1), (answer['count'], answer['promised'],
+                                     answer['admissible']))
+        self.assertNotIn('admissible', reservations.candidates(
+            examples.REQUEST_SPEC, limit=0))

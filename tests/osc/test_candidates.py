@@ -192,6 +192,21 @@ class TestShowCandidates(base.BaseTestCase):
             body['request_spec'], project_id='p', limit=2, shard='rack-2',
             conductor_group='g', explain=False, candidate_nodes=['node-1'])
 
+    def test_a_window_asks_what_a_hold_would_get(self):
+        self.client.candidates.return_value = dict(
+            ANSWER, promised=3, admissible=1)
+        output = self.run_command(
+            '--spec', self.write({'extra_specs': EXTRA_SPECS}),
+            '--start', '2030-01-31T08:00:00+00:00',
+            '--end', '2030-01-31T10:00:00+00:00')
+        self.client.candidates.assert_called_once_with(
+            {'extra_specs': EXTRA_SPECS},
+            start='2030-01-31T08:00:00+00:00',
+            end='2030-01-31T10:00:00+00:00')
+        self.assertIn('3 of them are kept for holds.', output)
+        self.assertIn('A hold over the window would be admitted for 1 '
+                      'nodes.', output)
+
     def test_without_explanation_no_total_and_no_exclusions(self):
         self.client.candidates.return_value = {
             'count': 3, 'by_partition': ANSWER['by_partition'],
@@ -225,8 +240,8 @@ class TestShowCandidates(base.BaseTestCase):
             self.refusal({'project_id': 'p', 'limit': 1, 'vcpus': 2}))
         self.assertEqual(
             "--spec FILE: unknown key(s) 'host' in the candidates body; it "
-            "may hold candidate_nodes, conductor_group, explain, limit, "
-            "project_id, request_spec, shard.",
+            "may hold candidate_nodes, conductor_group, end, explain, "
+            "limit, project_id, request_spec, shard, start.",
             self.refusal({'request_spec': {}, 'host': 'compute-1'}))
         self.assertEqual(
             "--spec FILE: unknown key(s) 'ram' in request_spec; it may "
@@ -405,8 +420,9 @@ class TestCandidatesServed(test_openstack_commands.OpenStackCommandTestCase):
                        path, expect=1)
         self.assertEqual(
             ["--spec %s: unknown key(s) 'hosts' in the candidates body; "
-             "it may hold candidate_nodes, conductor_group, explain, "
-             "limit, project_id, request_spec, shard." % path],
+             "it may hold candidate_nodes, conductor_group, end, "
+             "explain, limit, project_id, request_spec, shard, start."
+             % path],
             self.stderr.splitlines())
 
     def test_flavor_without_a_catalog_is_refused(self):

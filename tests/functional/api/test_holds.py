@@ -534,3 +534,45 @@ class TestPromisedNodes(HoldsTestCase):
             project_id=SAMPLE_PROJECT).status_int)
         # One of its nodes used by the project: two are still kept.
         self.assertEqual(2, self.candidates(OTHER_PROJECT)['promised'])
+
+    def window(self, start, end, version=VERSION, **fields):
+        body = dict(sample('candidates/candidates-window-request.json'),
+                    project_id=OTHER_PROJECT, **fields)
+        del body['start'], body['end']
+        body.update((name, value.isoformat()) for name, value in (
+            ('start', start), ('end', end)) if value is not None)
+        return self.request('POST', '/v1/candidates', body,
+                            headers=dict(self.admin_headers, **version))
+
+    def test_a_window_asks_how_many_a_hold_would_get(self):
+        self.gold_nodes(4)
+        self.admitted(moment(hours=3), moment(hours=5), amount=3)
+
+        response = self.window(moment(hours=4), moment(hours=6))
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertMatchesSample(
+            response.json, 'candidates/candidates-window-response.json')
+        self.assertEqual(1, response.json['admissible'])
+        # Beyond the hold and both paddings: every node.
+        self.assertEqual(4, self.window(moment(hours=8), moment(
+            hours=9)).json['admissible'])
+        # What it answers is what a hold is admitted for.
+        self.assertEqual(409, self.hold(moment(hours=4), moment(hours=6),
+                                        amount=2,
+                                        project_id=OTHER_PROJECT).status_int)
+        self.admitted(moment(hours=4), moment(hours=6),
+                      project_id=OTHER_PROJECT)
+        self.assertEqual(0, self.window(moment(hours=4), moment(
+            hours=6)).json['admissible'])
+
+    def test_a_window_needs_both_ends_in_order_and_1_5(self):
+        self.gold_nodes(1)
+        self.assertError(self.window(moment(hours=1), None), 400,
+                         'reserveapi.invalid')
+        self.assertError(self.window(moment(hours=2), moment(hours=1)),
+                         400, 'reserveapi.invalid_hold')
+        older = {'OpenStack-API-Version': 'baremetal-reservation 1.4'}
+        self.assertError(self.window(moment(hours=1), moment(hours=2),
+                                     version=older),
+                         400, 'reserveapi.invalid')
+        self.assertNotIn('admissible', self.window(None, None).json)

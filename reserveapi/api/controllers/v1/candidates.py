@@ -45,6 +45,14 @@ class CandidatesRequest(wtypes.Base):
     explain = wtypes.wsattr(bool, default=True)
 
 
+class WindowedCandidatesRequest(CandidatesRequest):
+    """From microversion 1.5: a window too, to ask how many nodes a hold
+    over it would be admitted for."""
+
+    start = types.timestamp
+    end = types.timestamp
+
+
 def _optional(value):
     return None if value is wtypes.Unset else value
 
@@ -67,10 +75,24 @@ def _project(context, requested):
         return project_id, context.project_id
 
 
+def _window(body):
+    """``(start, end)`` when the body gives both, None when neither.
+
+    :raises: Invalid for one without the other
+    """
+    start, end = _optional(body.start), _optional(body.end)
+    if (start is None) != (end is None):
+        raise exception.Invalid(reason='start and end go together: give '
+                                'both, or neither.')
+    return None if start is None else (start, end)
+
+
 def render(candidates, explain, version):
     body = {'count': candidates.count}
     if version >= microversion.HOLDS:
         body['promised'] = candidates.promised
+    if candidates.admissible is not None:
+        body['admissible'] = candidates.admissible
     if explain:
         body['total'] = candidates.total
     body['by_partition'] = [
@@ -95,7 +117,10 @@ class CandidatesController(rest.RestController):
     def post(self):
         context = pecan.request.context
         policy.authorize(candidate_policy.LIST, context)
-        body = body_mod.request_body(CandidatesRequest)
+        windowed = pecan.request.version >= microversion.HOLDS
+        body = body_mod.request_body(
+            WindowedCandidatesRequest if windowed else CandidatesRequest)
+        window = _window(body) if windowed else None
         project_id, usable_by = _project(context,
                                          _optional(body.project_id))
         limit = _optional(body.limit)
@@ -107,5 +132,6 @@ class CandidatesController(rest.RestController):
             shard=_optional(body.shard),
             limit=(reservations.CANDIDATES_SHOWN if limit is None
                    else min(limit, CONF.api.max_limit)),
-            usable_by=usable_by, explain=body.explain), body.explain,
+            usable_by=usable_by, explain=body.explain, window=window),
+            body.explain,
             pecan.request.version)
