@@ -479,8 +479,10 @@ class Promises:
             # once, plus one: without any one node they still fit (Hall's
             # condition holds for every set of holds), so the nodes need
             # not be read. Counting costs no more with more nodes.
+            alike = {(promise.scan, promise.project_id): promise
+                     for promise in self._promises}
             self._ample = min(_free_matching(promise)
-                              for promise in self._promises) > _peak(
+                              for promise in alike.values()) > _peak(
                 windows, self.now)
         if self._ample:
             return True
