@@ -20,6 +20,7 @@ balancer would send them, to the API of the node named.
 
 import collections
 import concurrent.futures
+import datetime
 import json
 import os
 import threading
@@ -45,6 +46,7 @@ RACE_P95 = 0.8
 second or more; ours retry within tens of milliseconds. The margin is
 for a loaded CI machine."""
 HEALTH_TIMEOUT = 60
+HOLDS_VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
 
 
 class GaleraTestCase(base.BaseTestCase):
@@ -237,6 +239,66 @@ class TestGalera(GaleraTestCase):
             self.assertEqual(sorted(r['uuid'] for r in made),
                              sorted(r['uuid']
                                     for r in self.reservations(node)))
+
+    def test_admissions_through_three_writers_share_the_last_nodes(self):
+        """Twelve clients admit holds of one node for one window through
+        the three nodes until none fits: every admission took its turn
+        on the guard row (Galera certifies the writes), so exactly as
+        many holds as nodes are admitted, and the others are refused
+        naming the instant."""
+        start = datetime.datetime.now(datetime.timezone.utc) + (
+            datetime.timedelta(hours=2))
+        body = {'project_id': 'p1', 'amount': 1,
+                'request_spec': examples.REQUEST_SPEC,
+                'start': start.isoformat(),
+                'end': (start + datetime.timedelta(hours=1)).isoformat()}
+        answers = collections.Counter()
+        admitted = []
+        lock = threading.Lock()
+
+        def client(node):
+            while True:
+                response = self.http_for_holds(node, 'POST', '/v1/holds',
+                                               body)
+                with lock:
+                    answers[response.status_code] += 1
+                if response.status_code == 201:
+                    with lock:
+                        admitted.append(response.json()['uuid'])
+                elif response.status_code != 503:
+                    return response
+
+        with concurrent.futures.ThreadPoolExecutor(
+                3 * CLIENTS_PER_API) as pool:
+            last = list(pool.map(client, [node for node in range(3)
+                                          for _ in range(CLIENTS_PER_API)]))
+        self.addCleanup(self.cancel_holds, admitted)
+        for response in last:
+            self.assertEqual(409, response.status_code, response.text)
+            self.assertEqual('reserveapi.hold_not_admitted',
+                             response.json()['errors'][0]['code'])
+        self.assertEqual(NODES, len(admitted), answers)
+        self.assertEqual(set(), set(answers) - {201, 409, 503}, answers)
+        # Every node reads the same holds.
+        for node in range(3):
+            listed = self.http_for_holds(node, 'GET',
+                                         '/v1/holds?limit=1000').json()
+            self.assertEqual(sorted(admitted), sorted(
+                hold['uuid'] for hold in listed['holds']))
+        self.assertNoTracebacks()
+
+    def http_for_holds(self, node, method, path, body=None):
+        return self.http.request(method, self.endpoints[node] + path,
+                                 json=body, headers=HOLDS_VERSION,
+                                 timeout=TIMEOUT)
+
+    def cancel_holds(self, uuids):
+        """Leave every node free for the next test: a pending hold would
+        keep them from its reservations."""
+        for hold_uuid in uuids:
+            response = self.http_for_holds(0, 'DELETE',
+                                           '/v1/holds/' + hold_uuid)
+            self.assertEqual(204, response.status_code, response.text)
 
     def test_concurrent_delete(self):
         """Three nodes release one reservation at once: one 204, two 404,
