@@ -113,7 +113,7 @@ def _driver_error(error):
     return None
 
 
-def retrying(duplicates=False, persistent=False):
+def retrying(duplicates=False, persistent=False, patient=False):
     """Run the decorated transaction again when it loses a race: a
     deadlock (an AUTO-INC lock's included), a Galera certification
     failure, or SQLite's lock still held after backends.BUSY_TIMEOUT,
@@ -125,6 +125,10 @@ def retrying(duplicates=False, persistent=False):
     ``persistent``: a write that must not be lost (a reservation whose
     claim in Ironic failed must go) is also run again whatever else the
     database answers, for a few seconds rather than half a second.
+    ``patient``: a transaction that takes its turn on one row every
+    writer of its kind writes (a hold's admission) runs again after a
+    lost race for those few seconds too: on Galera, writers on the other
+    nodes make it lose several in a row.
 
     A retry is counted, and logged at DEBUG; the last failure is raised
     as it was.
@@ -134,6 +138,7 @@ def retrying(duplicates=False, persistent=False):
         retry_on += (db_exc.DBDuplicateEntry,)
     if persistent:
         retry_on += _PERSISTENT_ERRORS
+    if persistent or patient:
         retries, first, longest = (PERSISTENT_RETRIES,
                                    PERSISTENT_BACKOFF_FIRST,
                                    PERSISTENT_BACKOFF_MAX)

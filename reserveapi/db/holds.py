@@ -120,7 +120,7 @@ def _stored(values):
     return dict(values, request_spec=json.dumps(values['request_spec']))
 
 
-@base.retrying()
+@base.retrying(patient=True)
 def create_hold(values, admit):
     """Store the hold ``values`` (every column but the timestamps;
     ``request_spec`` a dict) once ``admit()``, called inside the
@@ -141,7 +141,7 @@ def _cancelled(uuid):
     return exception.Conflict(reason='hold %s is cancelled' % uuid)
 
 
-@base.retrying()
+@base.retrying(patient=True)
 def update_hold(uuid, values, admit=None):
     """Change the hold ``uuid`` as ``values`` say (``end_at``,
     ``busy_until``, ``amount`` ...) once ``admit()``, if given, called

@@ -268,6 +268,33 @@ class TestPersistentRetries(_RetryTestCase):
         self.assertEqual([], self.pauses)
 
 
+class TestPatientRetries(_RetryTestCase):
+    """A transaction that takes its turn on one hot row retries lost
+    races for as long as a persistent write, and nothing else."""
+
+    def _failing(self, errors):
+        calls = []
+
+        @db_base.retrying(patient=True)
+        def admit():
+            calls.append(1)
+            if errors:
+                raise errors.pop(0)
+            return 'admitted'
+        return admit, calls
+
+    def test_lost_races_for_a_few_seconds(self):
+        admit, calls = self._failing([_deadlock()] * 100)
+        self.assertRaises(exception.DatabaseBusy, admit)
+        self.assertEqual(db_base.PERSISTENT_RETRIES + 1, len(calls))
+        self.assertEqual(db_base.PERSISTENT_RETRIES, len(self.pauses))
+
+    def test_other_failures_are_not_retried(self):
+        admit, calls = self._failing([exception.DatabaseUnavailable()])
+        self.assertRaises(exception.DatabaseUnavailable, admit)
+        self.assertEqual(1, len(calls))
+
+
 class TestDescribe(base.BaseTestCase):
 
     def test_mysql_error_class_and_number(self):

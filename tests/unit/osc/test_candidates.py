@@ -58,7 +58,8 @@ class TestKeysMatchTheService(base.BaseTestCase):
         self.assertEqual(names(api_types.Image), set(request_spec.IMAGE_KEYS))
 
     def test_body_keys(self):
-        self.assertEqual(names(api_candidates.CandidatesRequest),
+        # The newest body: a window from microversion 1.5.
+        self.assertEqual(names(api_candidates.WindowedCandidatesRequest),
                          set(request_spec.CANDIDATES_BODY_KEYS))
 
 
