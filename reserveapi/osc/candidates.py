@@ -153,12 +153,7 @@ class ShowCandidates(common.Command):
                  '(with --flavor).')
         parser.add_argument('--project', metavar='<project-id>',
                             help='Count for this project (default: yours).')
-        parser.add_argument('--shard', metavar='<shard>',
-                            help='Only nodes of this Ironic shard.')
-        parser.add_argument(
-            '--conductor-group', metavar='<group>',
-            help='Only nodes of this Ironic conductor group ("" is the '
-                 'default group).')
+        common.add_partition_options(parser)
         parser.add_argument(
             '--limit', metavar='<count>', type=int,
             help='Name this many of the nodes, best fit first (default '

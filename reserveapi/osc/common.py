@@ -96,6 +96,17 @@ class Lister(OneLineErrors, command.Lister):
             for item in items)
 
 
+def add_partition_options(parser):
+    """``--shard`` and ``--conductor-group``: an Ironic partition, as
+    nova-compute's ``[ironic]`` options name it."""
+    parser.add_argument('--shard', metavar='<shard>',
+                        help='Only nodes of this Ironic shard.')
+    parser.add_argument(
+        '--conductor-group', metavar='<group>',
+        help='Only nodes of this Ironic conductor group ("" is the '
+             'default group).')
+
+
 def add_paging_options(parser, sort_keys):
     pagination.add_marker_pagination_option_to_parser(parser)
     parser.add_argument(

@@ -47,12 +47,7 @@ class CreateHold(common.ShowOne):
                             help='When the hold begins: %s.' % TIME_HELP)
         parser.add_argument('--end', metavar='<time>', required=True,
                             help='When the hold ends: %s.' % TIME_HELP)
-        parser.add_argument('--shard', metavar='<shard>',
-                            help='Only nodes of this Ironic shard.')
-        parser.add_argument(
-            '--conductor-group', metavar='<group>',
-            help='Only nodes of this Ironic conductor group ("" is the '
-                 'default group).')
+        common.add_partition_options(parser)
         reservations.add_request_spec_options(parser)
         return parser
 
