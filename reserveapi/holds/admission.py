@@ -201,6 +201,21 @@ def _naive_utc(moment):
     return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
 
 
+def _busy(start_at, end_at, padding):
+    """``(busy_from, busy_until)``: the window padded by ``padding``
+    seconds at both ends.
+
+    :raises: InvalidHold when the padding runs past the calendar
+    """
+    pad = datetime.timedelta(seconds=padding)
+    try:
+        return start_at - pad, end_at + pad
+    except OverflowError:
+        raise exception.InvalidHold(
+            reason='the window padded by %d s of cleaning runs past the '
+                   'calendar.' % padding)
+
+
 def _limits():
     def seconds(value):
         return datetime.timedelta(seconds=value) if value else None
@@ -242,15 +257,15 @@ def create_hold(project_id, amount, request_spec, start, end,
         start_at, end_at = _naive_utc(start), _naive_utc(end)
         _check_limits(project_id, spec.resource_class, amount, start_at,
                       end_at, now)
-        padding = datetime.timedelta(seconds=CONF.holds.cleaning_padding)
+        busy_from, busy_until = _busy(start_at, end_at,
+                                      CONF.holds.cleaning_padding)
         values = {
             'uuid': uuidutils.generate_uuid(), 'project_id': project_id,
             'amount': amount, 'request_spec': request_spec,
             'resource_class': spec.resource_class, 'shard': shard,
             'conductor_group': conductor_group, 'start_at': start_at,
             'end_at': end_at, 'padding': CONF.holds.cleaning_padding,
-            'busy_from': start_at - padding,
-            'busy_until': end_at + padding}
+            'busy_from': busy_from, 'busy_until': busy_until}
         candidate = _promise(values['uuid'], project_id, amount,
                              request_spec, start_at, values['busy_from'],
                              values['busy_until'], shard, conductor_group)
@@ -285,7 +300,8 @@ def update_hold(uuid, end=None, amount=None):
     with metrics.hold_admission('update', counted=grows):
         _check_limits(current.project_id, current.resource_class, amount,
                       current.start_at, end_at, now, replacing=uuid)
-        busy_until = end_at + datetime.timedelta(seconds=current.padding)
+        _busy_from, busy_until = _busy(current.start_at, end_at,
+                                       current.padding)
         values = {'end_at': end_at, 'amount': amount,
                   'busy_until': busy_until}
         candidate = _promise(uuid, current.project_id, amount,
@@ -359,7 +375,7 @@ def admissible(project_id, request_spec, start, end, shard=None,
     its padded window from now on. The operator's limits aside.
 
     :raises: InvalidRequestSpec; InvalidHold for an end not after the
-        start; DBError
+        start, or a window past the calendar; DBError
     """
     now = timeutils.utcnow()
     start_at, end_at = _naive_utc(start), _naive_utc(end)
@@ -367,10 +383,9 @@ def admissible(project_id, request_spec, start, end, shard=None,
         raise exception.InvalidHold(
             reason='the window ends at %s, not after its start at %s.'
             % (_isoformat(end_at), _isoformat(start_at)))
-    padding = datetime.timedelta(seconds=CONF.holds.cleaning_padding)
     asked = _promise(ASKED, project_id, 0, request_spec, start_at,
-                     start_at - padding, end_at + padding, shard,
-                     conductor_group)
+                     *_busy(start_at, end_at, CONF.holds.cleaning_padding),
+                     shard, conductor_group)
     _version, live = db_holds.live_holds(now)
     promises = _overlapping([_promise_of(hold) for hold in live],
                             asked.window) + [asked]

@@ -576,3 +576,11 @@ class TestPromisedNodes(HoldsTestCase):
                                      version=older),
                          400, 'reserveapi.invalid')
         self.assertNotIn('admissible', self.window(None, None).json)
+
+    def test_a_window_at_the_calendars_end_is_a_400(self):
+        # Padded by the cleaning time it would run past year 9999.
+        self.gold_nodes(1)
+        last = datetime.datetime(9999, 12, 31, 23, 30,
+                                 tzinfo=datetime.timezone.utc)
+        self.assertError(self.window(moment(hours=1), last), 400,
+                         'reserveapi.invalid_hold')
