@@ -255,8 +255,6 @@ def create_hold(project_id, amount, request_spec, start, end,
         spec = spec_mod.parse_request_spec(request_spec)
         now = timeutils.utcnow()
         start_at, end_at = _naive_utc(start), _naive_utc(end)
-        _check_limits(project_id, spec.resource_class, amount, start_at,
-                      end_at, now)
         busy_from, busy_until = _busy(start_at, end_at,
                                       CONF.holds.cleaning_padding)
         values = {
@@ -269,7 +267,15 @@ def create_hold(project_id, amount, request_spec, start, end,
         candidate = _promise(values['uuid'], project_id, amount,
                              request_spec, start_at, values['busy_from'],
                              values['busy_until'], shard, conductor_group)
-        hold = db_holds.create_hold(values, lambda: _admit(candidate, now))
+
+        def admit():
+            # In the turn: two holds of one project at once cannot both
+            # pass its limits.
+            _check_limits(project_id, spec.resource_class, amount,
+                          start_at, end_at, now)
+            _admit(candidate, now)
+
+        hold = db_holds.create_hold(values, admit)
     LOG.info('Admitted hold %s: %d nodes for project %s from %s to %s',
              hold.uuid, amount, project_id, start_at, end_at)
     notifications.hold_created(hold, state(hold))
@@ -298,8 +304,6 @@ def update_hold(uuid, end=None, amount=None):
     grows = amount > current.amount or end_at > current.end_at
     # Only a hold that grows is admitted again (and counted).
     with metrics.hold_admission('update', counted=grows):
-        _check_limits(current.project_id, current.resource_class, amount,
-                      current.start_at, end_at, now, replacing=uuid)
         _busy_from, busy_until = _busy(current.start_at, end_at,
                                        current.padding)
         values = {'end_at': end_at, 'amount': amount,
@@ -308,10 +312,15 @@ def update_hold(uuid, end=None, amount=None):
                              current.request_spec, current.start_at,
                              current.busy_from, busy_until, current.shard,
                              current.conductor_group)
-        hold = db_holds.update_hold(
-            uuid, values,
-            (lambda: _admit(candidate, now, replacing=uuid)) if grows
-            else None)
+
+        def admit():
+            _check_limits(current.project_id, current.resource_class,
+                          amount, current.start_at, end_at, now,
+                          replacing=uuid)
+            if grows:
+                _admit(candidate, now, replacing=uuid)
+
+        hold = db_holds.update_hold(uuid, values, admit)
     LOG.info('Changed hold %s: %d nodes until %s', uuid, amount, end_at)
     notifications.hold_updated(current, hold, state(hold))
     return hold

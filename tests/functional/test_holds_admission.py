@@ -236,6 +236,21 @@ class TestConcurrentHolds(HoldsTestCase):
         except (exception.HoldNotAdmitted, exception.NoValidNode):
             return None
 
+    def test_a_projects_limit_holds_under_concurrent_admissions(self):
+        """The limits are checked in the turn: of holds of one project
+        sent at once, no more than its maximum amount are admitted."""
+        self.config(max_amount_per_project=2, group='holds')
+
+        def hold():
+            try:
+                return self.hold(1, HOUR, 2 * HOUR)
+            except exception.HoldQuotaExceeded:
+                return None
+
+        with concurrent.futures.ThreadPoolExecutor(self.WORKERS) as pool:
+            results = list(pool.map(lambda _: hold(), range(self.POOL)))
+        self.assertEqual(2, len([result for result in results if result]))
+
     def test_admissions_and_reservations_take_turns(self):
         """Holds of one node each and on-demand reservations race for
         the same pool: whatever the interleaving, every admitted hold
