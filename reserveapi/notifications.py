@@ -224,6 +224,27 @@ def hold_cancelled(hold, state):
     _notify(INFO, 'hold.cancel', rendering.hold(hold, state))
 
 
+def hold_ending(hold, state):
+    """A hold ends in ``[holds] end_notice`` seconds or less: once per
+    hold, so that its project can save its work."""
+    _notify(INFO, 'hold.end_soon', rendering.hold(hold, state))
+
+
+def hold_reclaimed(hold, state, node_uuids):
+    """Pins of a hold waited ``[holds] pin_idle_time`` for a boot and
+    were given back: their nodes are anyone's."""
+    _notify(INFO, 'hold.reclaim', rendering.hold(
+        hold, state, reclaimed_nodes=list(node_uuids)))
+
+
+def hold_finished(hold, state, deleted_instances):
+    """The end of an ended or cancelled hold was carried out: its pins
+    freed, its flavor deleted, and its instances deleted through Nova
+    (those named) or kept, as its ``at_end`` says."""
+    _notify(INFO, 'hold.end', rendering.hold(
+        hold, state, deleted_instances=list(deleted_instances)))
+
+
 def ironic_claim_conflict(reservation, reason):
     """Ironic refused to let us claim the node we reserved; the
     reservation was undone and the next candidate is tried."""

@@ -74,5 +74,9 @@ def hold(record, state, **extra):
         'created_at': timestamp(record.created_at),
         'updated_at': timestamp(record.updated_at),
         'cancelled_at': timestamp(record.cancelled_at),
+        'at_end': record.at_end,
+        'reclaimed': record.reclaimed,
+        'shortfall': record.shortfall,
+        'flavor_id': record.flavor_id,
         **extra,
     }

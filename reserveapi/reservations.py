@@ -96,19 +96,29 @@ def count_refused(error):
 def _reserve(instance_uuid, host, project_id, request_spec, candidate_nodes,
              conductor_group, shard):
     spec = spec_mod.parse_request_spec(request_spec)
-    context = _match_context(project_id, candidate_nodes, conductor_group,
-                             shard)
+    hold_uuid = admission.hold_of_resource_class(spec.resource_class)
+    if hold_uuid is not None:
+        # Its own flavor: one of the hold's nodes, whatever the host's
+        # partition (the hold chose its own).
+        def reserve_once():
+            return _reserve_for_hold(instance_uuid, host, project_id,
+                                     hold_uuid, request_spec)
+    else:
+        context = _match_context(project_id, candidate_nodes,
+                                 conductor_group, shard)
+
+        def reserve_once():
+            return _reserve_best(instance_uuid, host, spec, context,
+                                 request_spec)
     try:
-        return _reserve_best(instance_uuid, host, spec, context,
-                      request_spec), True
+        return reserve_once(), True
     except (exception.NoValidNode, exception.InstanceReserved):
         existing = _existing_for(instance_uuid, host)
         if existing is None:
             raise
     if _still_claimed(existing, request_spec):
         return existing, False
-    return (_reserve_best(instance_uuid, host, spec, context, request_spec),
-            True)
+    return reserve_once(), True
 
 
 def _match_context(project_id, candidate_nodes, conductor_group, shard):
@@ -126,12 +136,109 @@ requests got nodes, so the pool drains and the rounds end, without
 sending back a 409 while a node is still free."""
 
 
-def _reserve_best(instance_uuid, host, spec, context, request_spec):
-    """A new reservation on the best node that can still be had."""
+def _reserve_for_hold(instance_uuid, host, project_id, hold_uuid,
+                      request_spec):
+    """A boot of hold ``hold_uuid``'s flavor: one of its pins while its
+    boots have fewer nodes than it keeps; with no pin left (the worker
+    has not pinned yet, or a node came back from cleaning), one pinned
+    for it first.
+
+    :raises: NoValidNode (criterion ``hold``) for a hold that is not the
+        project's, not running, or full
+    """
+    try:
+        hold = admission.get_hold(hold_uuid)
+    except exception.HoldNotFound:
+        hold = None
+    if hold is None or hold.project_id != project_id:
+        # Another project's hold is as unknown as a missing one.
+        raise exception.NoValidNode(
+            reason='project %s has no hold %s.' % (project_id, hold_uuid),
+            criterion='hold')
+    state = admission.state(hold)
+    if state not in admission.RUNNING:
+        raise exception.NoValidNode(
+            reason='hold %s is %s: its flavor boots only between its '
+                   'start and its end.' % (hold_uuid, state),
+            criterion='hold')
+    source = lifecycle.claiming_source()
+    info = ironic.instance_info(request_spec) if source else None
+    looked_again = False
+    for _attempt in range(CONF.matcher.max_attempts):
+        reservation = db_reservations.take_pin(hold.id, hold.kept,
+                                               instance_uuid, host)
+        if reservation is db_reservations.FULL:
+            raise exception.NoValidNode(
+                reason='hold %s has all of its %d nodes in use.'
+                % (hold_uuid, hold.kept), criterion='hold')
+        if reservation is None:
+            # None pinned yet (the worker's round is to come, or a node
+            # is back from cleaning): pin one now, then take it. Found
+            # none to pin? The worker may have pinned the last ones
+            # meanwhile: look once more.
+            if not pin(hold, 1) and looked_again:
+                break
+            looked_again = True
+            continue
+        if source is not None and not lifecycle.claim_new(
+                source, reservation, info):
+            continue
+        LOG.info('Gave node %s pinned for hold %s to instance %s on host '
+                 '%s', reservation.node_uuid, hold_uuid, instance_uuid,
+                 host)
+        notifications.reservation_created(reservation)
+        return reservation
+    raise exception.NoValidNode(
+        reason='no node could be pinned for hold %s.' % hold_uuid,
+        criterion='hold')
+
+
+def pin(hold, count):
+    """Set aside up to ``count`` nodes matching active ``hold``'s spec
+    for its boots: reservations in state ``pinned``, made as a boot of
+    its project would be, so that they keep every other hold. Returns
+    how many were pinned (fewer when no more can be had).
+
+    :raises: DBError
+    """
+    spec = spec_mod.parse_request_spec(hold.request_spec)
+    context = _match_context(hold.project_id, None, hold.conductor_group,
+                             hold.shard)
+    pinned = 0
+    for _pin in range(count):
+        uuid = uuidutils.generate_uuid()
+        try:
+            _reserve_best(uuid, '', spec, context, None, hold_id=hold.id,
+                          state=states.PINNED)
+        except exception.NoValidNode as error:
+            LOG.warning('Hold %s: pinned %d of %d nodes: %s', hold.uuid,
+                        pinned, count, error.detail)
+            break
+        pinned += 1
+    return pinned
+
+
+def unpin(pins, reclaimed_from=None):
+    """Free ``pins`` (ReservationRecords) no boot has taken meanwhile;
+    with ``reclaimed_from`` (a hold id), count them as that hold's
+    reclaimed pins. Returns those freed.
+
+    :raises: DBError
+    """
+    return lifecycle.unpin(pins, reclaimed_from)
+
+
+def _reserve_best(instance_uuid, host, spec, context, request_spec,
+                  hold_id=None, state=states.RESERVED):
+    """A new reservation on the best node that can still be had; with
+    ``state`` ``pinned``, a pin of hold ``hold_id``, which no instance
+    has: nothing is claimed in Ironic or announced."""
     node_filter = _prefilter(spec, context)
     values = {'instance_uuid': instance_uuid, 'host': host,
-              'project_id': context.project_id}
-    source = lifecycle.claiming_source()
+              'project_id': context.project_id, 'hold_id': hold_id,
+              'state': state}
+    pinning = state == states.PINNED
+    source = None if pinning else lifecycle.claiming_source()
     info = ironic.instance_info(request_spec) if source else None
     promises = admission.Promises(context.project_id)
     tried = refused = 0
@@ -162,6 +269,9 @@ def _reserve_best(instance_uuid, host, spec, context, request_spec):
                     source, reservation, info):
                 refused += 1
                 continue
+            if pinning:
+                LOG.info('Pinned node %s for hold %s', node.uuid, hold_id)
+                return reservation
             LOG.info('Reserved node %s for instance %s on host %s',
                      node.uuid, instance_uuid, host)
             notifications.reservation_created(reservation)
@@ -510,18 +620,22 @@ def take_over(source, destination, force=False):
 
 
 def get_capacity(host=None, shard=None, conductor_group=None,
-                 labels=False, promised=False):
+                 labels=False, promised=False, holds=False):
     """Per resource class: total, available, reserved and summed sizes,
     of the partition ``shard`` and ``conductor_group`` (each when given);
     with ``labels``, the free nodes' traits and the architectures too.
     See db.nodes.get_capacity. With ``promised``, each class also says
     how many of its free nodes are promised to holds that have not
     started (admission.promised; holds of another partition included,
-    since they may take these nodes).
+    since they may take these nodes). With ``holds``, a row per running
+    hold follows under its own resource class (admission.boot_capacity),
+    whatever the partition: its flavor boots through any host.
 
     :raises: DBError
     """
     capacity = db_nodes.get_capacity(host, shard, conductor_group, labels)
+    if holds:
+        capacity['capacity'].extend(admission.boot_capacity(host))
     if promised:
         kept = admission.promised()
         for row in capacity['capacity']:

@@ -56,11 +56,20 @@ VERSIONS = [
             # Capacity and candidates say how many free nodes the holds
             # keep (promised); candidates asked with a window say how
             # many a hold over it would be admitted for (admissible).
+    '1.6',  # Pins: a hold pins its nodes from its start; its project
+            # boots them through a private flavor the service creates in
+            # Nova, asking for the hold's own resource class. POST
+            # /v1/holds takes at_end (keep or delete its instances at
+            # the end); a hold shows at_end, reclaimed, shortfall,
+            # flavor_id, boot_resource_class, pinned and in_use, and is
+            # degraded or reclaimed while it runs short. Capacity lists
+            # a row per running hold under its class.
 ]
 PARTITIONS = microversion_parse.parse_version_string('1.1')
 CAPACITY_SUMMARY = microversion_parse.parse_version_string('1.2')
 CANDIDATES = microversion_parse.parse_version_string('1.3')
 HOLDS = microversion_parse.parse_version_string('1.5')
+PINS = microversion_parse.parse_version_string('1.6')
 MIN_VERSION = microversion_parse.parse_version_string(VERSIONS[0])
 MAX_VERSION = microversion_parse.parse_version_string(VERSIONS[-1])
 

@@ -215,7 +215,7 @@ def _one_of(choices):
 
 
 class OneOf(_Validated):
-    """A query parameter that takes one of a few words."""
+    """A query parameter or body field that takes one of a few words."""
 
     name = 'one_of'
 

@@ -30,15 +30,18 @@ MICROVERSION_HEADER = 'OpenStack-API-Version'
 # The oldest and newest microversions this client speaks; the version
 # used is the newest that the service also serves.
 MIN_VERSION = '1.0'
-MAX_VERSION = '1.5'
+MAX_VERSION = '1.6'
 # The first microversions that know Ironic partitions in a reservation
 # (``shard``, ``conductor_group``), the capacity summary of a partition
 # (``GET /v1/capacity`` with traits and architectures), candidates
-# (``POST /v1/candidates``) and holds (``/v1/holds``).
+# (``POST /v1/candidates``), holds (``/v1/holds``) and their pins (a
+# hold's ``at_end``; a capacity row per running hold, under its own
+# resource class).
 PARTITIONS_VERSION = '1.1'
 SUMMARY_VERSION = '1.2'
 CANDIDATES_VERSION = '1.3'
 HOLDS_VERSION = '1.5'
+PINS_VERSION = '1.6'
 # Idempotent calls are retried on connection failures and on these
 # statuses, with keystoneauth1's exponential back-off (0.5 s, 1 s, 2 s).
 RETRIES = 3

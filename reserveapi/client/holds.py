@@ -11,7 +11,8 @@
 # under the License.
 
 """Client of ``/v1/holds`` (microversion 1.5), for operators: nodes
-promised to a project from a start to an end."""
+promised to a project from a start to an end; from 1.6, what it pinned
+and what becomes of its instances at its end."""
 
 from reserveapi.client import base
 
@@ -23,20 +24,24 @@ def _path(uuid=None):
 class HoldClient(base.BaseClient):
 
     def create(self, project_id, amount, request_spec, start, end,
-               shard=None, conductor_group=None):
+               shard=None, conductor_group=None, at_end=None):
         """Hold ``amount`` nodes matching ``request_spec`` for
         ``project_id`` from ``start`` to ``end``; the service admits it
         only if it fits beside every other hold (409
-        ``reserveapi.hold_not_admitted`` otherwise). Not retried: a
-        repeated request would be a second hold.
+        ``reserveapi.hold_not_admitted`` otherwise). ``at_end``
+        (``keep``, the service's default, or ``delete``) says what
+        becomes of its instances at its end; it needs microversion 1.6.
+        Not retried: a repeated request would be a second hold.
         """
         self._require(base.HOLDS_VERSION, 'holds')
+        if at_end is not None:
+            self._require(base.PINS_VERSION, "a hold's at_end")
         body = {'project_id': project_id, 'amount': amount,
                 'request_spec': request_spec, 'start': base.timestamp(start),
                 'end': base.timestamp(end)}
         body.update({name: value for name, value in (
-            ('shard', shard), ('conductor_group', conductor_group))
-            if value is not None})
+            ('shard', shard), ('conductor_group', conductor_group),
+            ('at_end', at_end)) if value is not None})
         return self.request('POST', _path(), json=body)
 
     def list(self, **filters):

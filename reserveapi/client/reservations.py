@@ -103,7 +103,8 @@ class ReservationClient(base.BaseClient):
         not grow with the inventory: per resource class of the partition
         its total, free, held and held by ``host`` (``capacity``), the
         free nodes' ``traits`` and the partition's ``architectures``.
-        Needs microversion 1.2.
+        Needs microversion 1.2; from 1.6 ``capacity`` also has a row per
+        running hold, under the hold's own resource class.
         """
         self._require(base.SUMMARY_VERSION, 'capacity summary')
         query = dict(_partition(shard, conductor_group), host=host)

@@ -34,6 +34,7 @@ from oslo_config import cfg
 from oslo_log import log
 
 from reserveapi import fleet
+from reserveapi import pinning
 from reserveapi import reservations
 from reserveapi.common import exception
 from reserveapi.common import metrics
@@ -76,6 +77,9 @@ def jobs():
     if CONF.reservations.orphan_interval:
         enabled.append(('release-orphans', CONF.reservations.orphan_interval,
                         reservations.release_orphans))
+    if CONF.holds.tend_interval:
+        enabled.append(('tend-holds', CONF.holds.tend_interval,
+                        pinning.tend))
     enabled.append(('mirror-retry', CONF.mirror.retry_interval,
                     mirror_state.retry_pending))
     if CONF.mirror.reconcile_from_nova_interval:

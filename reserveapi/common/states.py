@@ -31,6 +31,10 @@ ACTIVE = 'active'
 EXPIRED = 'expired'
 RESERVATION_STATES = (RESERVED, ACTIVE, EXPIRED)
 LIVE = (RESERVED, ACTIVE)
+PINNED = 'pinned'
+"""A node set aside for an active hold until one of its project's
+boots takes it: a reservation row, so that the node has one live row
+like any reserved node, but no instance's and not in LIVE."""
 
 # States of one host's desired membership of one mirrored aggregate.
 PENDING = 'pending'

@@ -36,6 +36,23 @@ opts = [
                help='Most nodes one project may hold at any one instant, '
                     'summed over its overlapping holds. 0 means no '
                     'limit.'),
+    cfg.IntOpt('tend_interval', default=60, min=0,
+               help='Seconds between the worker\'s rounds over the holds: '
+                    'it creates each hold\'s private flavor in Nova, pins '
+                    'its nodes at its start, gives back idle pins, warns '
+                    'before its end and carries the end out. A hold\'s '
+                    'start and end take effect up to this late. 0 turns '
+                    'the job off.'),
+    cfg.IntOpt('pin_idle_time', default=0, min=0,
+               help='Seconds a pinned node may wait for one of its hold\'s '
+                    'boots before the worker gives it back (reclaimed): '
+                    'the hold then keeps one node fewer, and anyone may '
+                    'reserve it. 0 means pins wait until the hold ends.'),
+    cfg.IntOpt('end_notice', default=3600, min=0,
+               help='Seconds before a hold ends at which the worker sends '
+                    'the hold.end_soon notification, once: time for its '
+                    'project to save its work before its instances are '
+                    'deleted (at_end=delete). 0 sends none.'),
 ]
 
 

@@ -41,6 +41,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from reserveapi.common import exception
+from reserveapi.common import states
 from reserveapi.db import base
 from reserveapi.db import matching
 from reserveapi.db import models
@@ -233,6 +234,87 @@ def live_holds(now):
     return rows[0].guard_version, [
         records.hold_record(row) for row in rows if row.uuid is not None]
 
+def add_reclaimed(session, hold_id, count):
+    """Count ``count`` more pins of hold ``hold_id`` as given back, in
+    ``session``'s transaction (the one that deleted them). A hold that
+    shrinks leaves every other better off: the guard stays."""
+    hold = models.Hold
+    session.execute(sa.update(hold).where(hold.id == hold_id).values(
+        reclaimed=hold.reclaimed + count, updated_at=timeutils.utcnow()))
+
+
+@base.retrying()
+def set_hold_fields(uuid, values):
+    """Write what tending a hold found (``shortfall``, ``flavor_id``,
+    ``warned_at``, ``finished_at``): none of it changes what the hold
+    asks of the others, so the guard stays.
+
+    :raises: DBError
+    """
+    hold = models.Hold
+    with base.writer() as session:
+        session.execute(sa.update(hold).where(hold.uuid == uuid).values(
+            dict(values, updated_at=timeutils.utcnow())))
+
+
+def unfinished_holds():
+    """Every hold whose end has not been carried out yet, cancelled
+    ones included, oldest first: what the worker tends.
+
+    :raises: DBError
+    """
+    hold = models.Hold
+    with base.reader() as session:
+        return [records.hold_record(row) for row in session.execute(
+            _select(hold.finished_at.is_(None)).order_by(hold.id))]
+
+
+def holds_in_use():
+    """The holds whose boots still have nodes, ended ones included
+    (their instances kept): their class stays in Placement while an
+    allocation uses it.
+
+    :raises: DBError
+    """
+    hold, reservation = models.Hold, models.Reservation
+    booted = (sa.select(reservation.hold_id)
+              .where(reservation.hold_id.is_not(None),
+                     reservation.state.in_(states.LIVE)).distinct())
+    with base.reader() as session:
+        return [records.hold_record(row) for row in session.execute(
+            _select(hold.id.in_(booted)).order_by(hold.id))]
+
+
+def usage(hold_ids, host=None):
+    """``{hold id: (pinned, in use, in use on host)}`` for
+    ``hold_ids``: its pins no boot has taken, its boots' live
+    reservations, and those of them ``host`` made (0 without a host).
+    One grouped read of the (hold_id, state) index.
+
+    :raises: DBError
+    """
+    reservation = models.Reservation
+    found = {hold_id: [0, 0, 0] for hold_id in hold_ids}
+    if not found:
+        return {}
+    with base.reader() as session:
+        rows = session.execute(
+            sa.select(reservation.hold_id, reservation.state,
+                      reservation.host == host, sa.func.count())
+            .where(reservation.hold_id.in_(list(found)),
+                   reservation.active_node_id.is_not(None))
+            .group_by(reservation.hold_id, reservation.state,
+                      reservation.host == host))
+        for hold_id, state, on_host, count in rows:
+            counts = found[hold_id]
+            if state == states.PINNED:
+                counts[0] += count
+            else:
+                counts[1] += count
+                counts[2] += count if on_host and host else 0
+    return {hold_id: tuple(counts) for hold_id, counts in found.items()}
+
+
 def project_reservations_since(project_id, since):
     """The nodes held by live reservations of ``project_id`` made at or
     after ``since``: the project's boots during its hold, which fill it.
@@ -274,6 +356,30 @@ def count_live_by_state(now):
         row = session.execute(query).one()._mapping
         # SUM is NULL without rows, and a Decimal on some backends.
         return {state: int(row[state] or 0) for state in states}
+
+
+def count_hold_nodes(now):
+    """``({'pinned': n, 'in_use': n}, shortfall)``: the nodes pinned for
+    holds and waiting for a boot, those their boots have, and how many
+    nodes the running holds' last pinning could not find. For
+    monitoring: a read of the (hold_id, state) index and of the holds
+    still to keep.
+
+    :raises: DBError
+    """
+    reservation, hold = models.Reservation, models.Hold
+    with base.reader() as session:
+        counts = dict(session.execute(
+            sa.select(reservation.state == states.PINNED, sa.func.count())
+            .where(reservation.hold_id.is_not(None),
+                   reservation.active_node_id.is_not(None))
+            .group_by(reservation.state == states.PINNED)).all())
+        shortfall = session.scalar(
+            sa.select(sa.func.sum(hold.shortfall)).where(
+                hold.cancelled_at.is_(None), hold.start_at <= now,
+                hold.end_at > now))
+    return ({'pinned': int(counts.get(True, 0)),
+             'in_use': int(counts.get(False, 0))}, int(shortfall or 0))
 
 
 def promised(now):

@@ -182,6 +182,7 @@ class Reservation(TimestampMixin, Base):
         sa.Index('reservations_host_live_idx', 'host', 'active_node_id'),
         sa.Index('reservations_instance_uuid_idx', 'instance_uuid'),
         sa.Index('reservations_state_created_idx', 'state', 'created_at'),
+        sa.Index('reservations_hold_state_idx', 'hold_id', 'state'),
         TABLE_ARGS,
     )
 
@@ -197,6 +198,9 @@ class Reservation(TimestampMixin, Base):
     active_node_id = sa.Column(sa.Integer, nullable=True)
     active_instance_uuid = sa.Column(sa.String(36), nullable=True)
     expires_at = sa.Column(DateTime, nullable=True)
+    # The hold whose node this pins (state ``pinned``) or whose boot it
+    # is; NULL for an on-demand reservation.
+    hold_id = sa.Column(sa.Integer, nullable=True)
 
     node = orm.relationship('Node', lazy='joined', innerjoin=True)
 
@@ -208,6 +212,12 @@ class Hold(TimestampMixin, Base):
     ``busy_from`` and ``busy_until`` are that window padded by
     ``padding`` seconds at both ends, for cleaning: stored, so that the
     holds still to be kept are found by an index.
+
+    From its start its nodes are pinned (reservations with its
+    ``hold_id``); ``reclaimed`` counts the pins given back unused,
+    ``shortfall`` the nodes its last pinning could not find.
+    ``finished_at`` is when its end was carried out (``at_end``:
+    ``delete`` or ``keep`` its instances).
     """
 
     __tablename__ = 'holds'
@@ -215,6 +225,7 @@ class Hold(TimestampMixin, Base):
         sa.UniqueConstraint('uuid', name='uniq_holds0uuid'),
         sa.Index('holds_busy_until_idx', 'busy_until'),
         sa.Index('holds_project_start_idx', 'project_id', 'start_at'),
+        sa.Index('holds_finished_idx', 'finished_at'),
         TABLE_ARGS,
     )
 
@@ -233,6 +244,12 @@ class Hold(TimestampMixin, Base):
     busy_from = sa.Column(DateTime, nullable=False)
     busy_until = sa.Column(DateTime, nullable=False)
     cancelled_at = sa.Column(DateTime, nullable=True)
+    at_end = sa.Column(sa.String(16), nullable=False, server_default='keep')
+    reclaimed = sa.Column(sa.Integer, nullable=False, server_default='0')
+    shortfall = sa.Column(sa.Integer, nullable=False, server_default='0')
+    flavor_id = sa.Column(sa.String(255), nullable=True)
+    warned_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
 
 
 class HoldGuard(Base):

@@ -75,6 +75,7 @@ class ReservationRecord:
     created_at: object
     updated_at: object
     expires_at: object
+    hold_id: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +99,19 @@ class HoldRecord:
     cancelled_at: object
     created_at: object
     updated_at: object
+    at_end: str = 'keep'
+    reclaimed: int = 0
+    shortfall: int = 0
+    flavor_id: str | None = None
+    warned_at: object = None
+    finished_at: object = None
+    id: int | None = None
+
+    @property
+    def kept(self):
+        """The nodes it still keeps: its amount less the pins it gave
+        back unused."""
+        return max(self.amount - self.reclaimed, 0)
 
 
 HOLD_COLUMNS = tuple(field.name for field in dataclasses.fields(HoldRecord))
@@ -181,7 +195,7 @@ def reservation_record(reservation, node):
         resource_class=node.resource_class,
         created_at=reservation.created_at,
         updated_at=reservation.updated_at,
-        expires_at=reservation.expires_at)
+        expires_at=reservation.expires_at, hold_id=reservation.hold_id)
 
 
 def mirror_host_record(row, aggregate_uuid):

@@ -33,7 +33,8 @@ from reserveapi.db import nodes
 from reserveapi.db import records
 
 _RECORD_COLUMNS = ('uuid', 'instance_uuid', 'host', 'project_id', 'state',
-                   'node_id', 'created_at', 'updated_at', 'expires_at')
+                   'node_id', 'created_at', 'updated_at', 'expires_at',
+                   'hold_id')
 
 
 def _select_records(*criteria):
@@ -108,12 +109,13 @@ def get_live_reservation_for_instance(instance_uuid):
 
 def list_reservations(filters=None, limit=None, marker=None,
                       sort_key='created_at', sort_dir='asc'):
-    """Reservations matching equality ``filters`` (``node_uuid`` too).
+    """Reservations matching equality ``filters`` (``node_uuid`` too);
+    not the holds' pins, which no instance has.
 
     :raises: Invalid for an unknown marker.
     """
     filters = dict(filters or {})
-    query = _select_records()
+    query = _select_records(models.Reservation.state != states.PINNED)
     node_uuid = filters.pop('node_uuid', None)
     if node_uuid is not None:
         query = query.where(models.Node.uuid == node_uuid)
@@ -127,10 +129,10 @@ def list_reservations(filters=None, limit=None, marker=None,
 
 # What a new reservation's INSERT writes: the caller's values and the
 # node's.
-_INSERTED_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id')
+_INSERTED_VALUES = ('uuid', 'instance_uuid', 'host', 'project_id', 'state',
+                    'hold_id')
 _INSERTED_COLUMNS = _INSERTED_VALUES + ('node_id', 'active_node_id',
-                                  'active_instance_uuid', 'state',
-                                  'created_at')
+                                        'active_instance_uuid', 'created_at')
 
 
 @functools.cache
@@ -156,7 +158,6 @@ def _reserve_statements(dialect_name, guarded=False):
     instance_uuid = bound[_INSERTED_VALUES.index('instance_uuid')]
     eligible = sa.select(
         *bound, node_id, node_id, instance_uuid,
-        sa.literal(states.RESERVED, columns['state'].type),
         sa.bindparam('new_created_at', type_=columns['created_at'].type),
     ).where(node.id == node_id, *matching.free_clauses())
     if guarded:
@@ -174,7 +175,9 @@ def _reserve_statements(dialect_name, guarded=False):
 
 @base.retrying()
 def create_reservation(values, node, guard_version=None, takes_turn=False):
-    """Reserve ``node`` (a NodeRecord) for a new reservation.
+    """Reserve ``node`` (a NodeRecord) for a new reservation: ``values``
+    has its uuid, instance_uuid, host and project_id, and may have its
+    ``state`` (``reserved`` unless ``pinned``) and ``hold_id``.
 
     One INSERT ... SELECT that only inserts while the node is still
     eligible, and the node's ``reserved`` flag set (in that same
@@ -192,7 +195,8 @@ def create_reservation(values, node, guard_version=None, takes_turn=False):
         ``guard_version`` (nothing inserted).
     """
     now = timeutils.utcnow()
-    row = dict(values, node_id=node.id, created_at=now)
+    row = dict({'state': states.RESERVED, 'hold_id': None}, **values,
+               node_id=node.id, created_at=now)
     params = {'new_' + name: value for name, value in row.items()}
     try:
         with base.writer() as session:
@@ -231,9 +235,89 @@ def create_reservation(values, node, guard_version=None, takes_turn=False):
     return records.ReservationRecord(
         uuid=row['uuid'], instance_uuid=row['instance_uuid'],
         host=row['host'], project_id=row['project_id'],
-        state=states.RESERVED, node_id=node.id, node_uuid=node.uuid,
+        state=row['state'], node_id=node.id, node_uuid=node.uuid,
         node_name=node.name, resource_class=node.resource_class,
-        created_at=now, updated_at=None, expires_at=None)
+        created_at=now, updated_at=None, expires_at=None,
+        hold_id=row['hold_id'])
+
+
+FULL = object()
+"""take_pin's answer when the hold's boots have every node it keeps."""
+
+
+@base.retrying()
+def take_pin(hold_id, kept, instance_uuid, host):
+    """Give one of hold ``hold_id``'s pins to ``instance_uuid`` on
+    ``host`` while its boots have fewer than ``kept`` nodes: the same
+    row, so its node is never free between the two, becomes a
+    reservation made now (its ``reserved`` time to live starts over).
+
+    Boots of one hold take turns: each first writes the hold's row, which
+    every backend, Galera included, lets one transaction do at a time.
+    Returns the reservation, None when the hold has no pin left, or FULL.
+
+    :raises: InstanceReserved when the instance got a reservation
+        meanwhile
+    """
+    reservation, hold = models.Reservation, models.Hold
+    now = timeutils.utcnow()
+    with base.writer() as session:
+        session.execute(sa.update(hold).where(hold.id == hold_id)
+                        .values(updated_at=now))
+        booted = session.scalar(
+            sa.select(sa.func.count()).select_from(reservation)
+            .where(reservation.hold_id == hold_id,
+                   reservation.state.in_(states.LIVE)))
+        if booted >= kept:
+            return FULL
+        pin = session.scalar(
+            sa.select(reservation.id)
+            .where(reservation.hold_id == hold_id,
+                   reservation.state == states.PINNED)
+            .order_by(reservation.id).limit(1))
+        if pin is None:
+            return None
+        try:
+            session.execute(
+                sa.update(reservation)
+                .where(reservation.id == pin,
+                       reservation.state == states.PINNED)
+                .values(state=states.RESERVED, instance_uuid=instance_uuid,
+                        active_instance_uuid=instance_uuid, host=host,
+                        created_at=now, updated_at=now))
+        except db_exc.DBDuplicateEntry:
+            raise exception.InstanceReserved(instance_uuid=instance_uuid)
+        return _record(session.execute(
+            _select_records(reservation.id == pin)).one())
+
+
+def list_pins(hold_id, created_before=None):
+    """Hold ``hold_id``'s pins no boot has taken, oldest first; with
+    ``created_before``, only those pinned before it.
+
+    :raises: DBError
+    """
+    reservation = models.Reservation
+    criteria = [reservation.hold_id == hold_id,
+                reservation.state == states.PINNED]
+    if created_before is not None:
+        criteria.append(reservation.created_at < created_before)
+    with base.reader() as session:
+        return [_record(row) for row in session.execute(
+            _select_records(*criteria).order_by(reservation.id))]
+
+
+def list_hold_boots(hold_id):
+    """The live reservations of hold ``hold_id``'s boots.
+
+    :raises: DBError
+    """
+    reservation = models.Reservation
+    with base.reader() as session:
+        return [_record(row) for row in session.execute(
+            _select_records(reservation.hold_id == hold_id,
+                            reservation.state.in_(states.LIVE))
+            .order_by(reservation.id))]
 
 
 @base.retrying()
@@ -360,6 +444,30 @@ def delete_reservation_by_uuid(uuid, check, ending):
     return reservation
 
 
+@base.retrying(duplicates=True)
+def delete_pins(pins, reclaimed_from, ending):
+    """Delete those of ``pins`` (ReservationRecords) no boot has taken
+    meanwhile, leaving their nodes as ``ending`` says; unless
+    ``reclaimed_from`` is None, a hold id, count them as that hold's reclaimed
+    pins in the same transaction. Returns the pins deleted.
+
+    :raises: DBError
+    """
+    reservation = models.Reservation
+    deleted = []
+    with base.writer() as session:
+        for pin in pins:
+            if session.execute(sa.delete(reservation).where(
+                    reservation.uuid == pin.uuid,
+                    reservation.state == states.PINNED)).rowcount:
+                nodes.clear_reserved_flag(session, pin.node_id)
+                _leave_node(session, pin, ending)
+                deleted.append(pin)
+        if deleted and reclaimed_from is not None:
+            holds.add_reclaimed(session, reclaimed_from, len(deleted))
+    return deleted
+
+
 @base.retrying(persistent=True)
 def undo_reservation(reservation, ending):
     """Take back ``reservation`` (a ReservationRecord), as
@@ -440,6 +548,7 @@ def list_disagreements(created_before, claims, limit):
         sa.select(reservation, node)
         .join(node, node.id == reservation.active_node_id)
         .where(reservation.created_at < created_before,
+               reservation.state.in_(states.LIVE),
                sa.or_(node.vanished.is_(True), no_instance,
                       node.instance_uuid != reservation.instance_uuid))
         .order_by(reservation.created_at, reservation.id).limit(limit))
@@ -477,7 +586,8 @@ def count_live_by_host(limit):
     with base.reader() as session:
         counts = session.execute(
             sa.select(reservation.host, sa.func.count())
-            .where(reservation.active_node_id.is_not(None))
+            .where(reservation.active_node_id.is_not(None),
+                   reservation.state != states.PINNED)
             .group_by(reservation.host)).all()
     counts = sorted(((host, count) for host, count in counts),
                     key=lambda item: (-item[1], item[0]))

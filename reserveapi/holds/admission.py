@@ -29,6 +29,7 @@ import collections
 import dataclasses
 import datetime
 import json
+import uuid as uuid_mod
 
 from oslo_log import log
 from oslo_utils import timeutils
@@ -52,19 +53,109 @@ _CAPABILITIES = filters.BY_NAME['capabilities']
 
 PENDING = 'pending'
 ACTIVE = 'active'
+DEGRADED = 'degraded'
+RECLAIMED = 'reclaimed'
 ENDED = 'ended'
 CANCELLED = 'cancelled'
+STATES = (PENDING, ACTIVE, DEGRADED, RECLAIMED, ENDED, CANCELLED)
+RUNNING = (ACTIVE, DEGRADED, RECLAIMED)
+"""The states between a hold's start and its end."""
+AT_END = ('keep', 'delete')
+"""What happens to a hold's instances at its end: kept (as on-demand
+reservations from then on), or deleted through Nova."""
 
 
 def state(hold, now=None):
     """The hold's state at ``now``: cancelled, or where now falls in its
-    (unpadded) window."""
+    (unpadded) window; within it, ``reclaimed`` once pins were given back
+    unused, else ``degraded`` while fewer nodes than it keeps could be
+    pinned."""
     if hold.cancelled_at is not None:
         return CANCELLED
     now = now or timeutils.utcnow()
     if now < hold.start_at:
         return PENDING
-    return ACTIVE if now < hold.end_at else ENDED
+    if now >= hold.end_at:
+        return ENDED
+    if hold.reclaimed:
+        return RECLAIMED
+    return DEGRADED if hold.shortfall else ACTIVE
+
+
+_BOOT_CLASS_PREFIX = 'CUSTOM_HOLD_'
+
+
+def boot_resource_class(uuid):
+    """The Placement resource class of hold ``uuid``'s own flavor:
+    compute hosts report its pinned nodes under it, so that the
+    scheduler sends its boots, and only its boots, to them."""
+    return _BOOT_CLASS_PREFIX + uuid_mod.UUID(uuid).hex.upper()
+
+
+def hold_of_resource_class(resource_class):
+    """The uuid of the hold whose boots ask for ``resource_class``, or
+    None for any other class."""
+    if not (resource_class or '').startswith(_BOOT_CLASS_PREFIX):
+        return None
+    try:
+        return str(uuid_mod.UUID(
+            hex=resource_class[len(_BOOT_CLASS_PREFIX):]))
+    except ValueError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """A hold's nodes now: ``pinned`` wait for a boot, ``in_use`` its
+    boots have, ``in_use_by_host`` those a host asked about made."""
+
+    pinned: int = 0
+    in_use: int = 0
+    in_use_by_host: int = 0
+
+
+def usage(holds, host=None):
+    """``{uuid: Usage}`` for ``holds`` (HoldRecords), in one read.
+
+    :raises: DBError
+    """
+    counted = db_holds.usage([hold.id for hold in holds], host)
+    return {hold.uuid: Usage(*counted[hold.id]) for hold in holds}
+
+
+def boot_capacity(host=None, now=None):
+    """A capacity row per running hold, under its own resource class, as
+    db.nodes.get_capacity shapes rows: ``total`` the nodes it keeps,
+    ``available`` its pins no boot has taken, ``reserved`` its boots
+    (``reserved_by_host`` those of ``host``). A compute host reports it
+    as any class, so Placement admits the hold's flavor while a pin is
+    free, on any host. A hold over whose instances were kept has a row
+    too, its boots its total, until they are gone.
+
+    :raises: DBError
+    """
+    now = now or timeutils.utcnow()
+    running = {hold.uuid: hold for hold in db_holds.unfinished_holds()
+               if state(hold, now) in RUNNING}
+    # Over, its instances kept: the class stays while they use it, else
+    # Placement would refuse every report that drops it.
+    over = [hold for hold in db_holds.holds_in_use()
+            if hold.uuid not in running]
+    rows = []
+    shown = list(running.values()) + over
+    counted = usage(shown, host)
+    for hold in shown:
+        used = counted[hold.uuid]
+        kept = hold.kept if hold.uuid in running else 0
+        row = {'resource_class': boot_resource_class(hold.uuid),
+               'total': max(kept, used.pinned + used.in_use),
+               'available': used.pinned,
+               'reserved': used.in_use, 'memory_mb': 0, 'vcpus': 0,
+               'local_gb': 0, 'promised': 0}
+        if host is not None:
+            row['reserved_by_host'] = used.in_use_by_host
+        rows.append(row)
+    return rows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +193,7 @@ def _promise(key, project_id, amount, request_spec, start_at, busy_from,
 
 
 def _promise_of(hold):
-    return _promise(hold.uuid, hold.project_id, hold.amount,
+    return _promise(hold.uuid, hold.project_id, hold.kept,
                     hold.request_spec, hold.start_at, hold.busy_from,
                     hold.busy_until, hold.shard, hold.conductor_group)
 
@@ -231,7 +322,7 @@ def _check_limits(project_id, resource_class, amount, start_at, end_at, now,
     """:raises: InvalidHold; HoldQuotaExceeded"""
     _version, live = db_holds.live_holds(now)
     spans = [limits.Span(key=hold.uuid, resource_class=hold.resource_class,
-                         amount=hold.amount, start=hold.start_at,
+                         amount=hold.kept, start=hold.start_at,
                          end=hold.end_at)
              for hold in live
              if hold.project_id == project_id and hold.uuid != replacing]
@@ -243,10 +334,11 @@ def _check_limits(project_id, resource_class, amount, start_at, end_at, now,
 
 
 def create_hold(project_id, amount, request_spec, start, end,
-                shard=None, conductor_group=None):
+                shard=None, conductor_group=None, at_end='keep'):
     """Admit and store a hold of ``amount`` nodes matching
     ``request_spec`` for ``project_id`` from ``start`` to ``end`` (times
-    with an offset).
+    with an offset); at its end its instances are kept or deleted, as
+    ``at_end`` says.
 
     :raises: InvalidRequestSpec; InvalidHold; HoldQuotaExceeded;
         HoldNotAdmitted
@@ -263,7 +355,8 @@ def create_hold(project_id, amount, request_spec, start, end,
             'resource_class': spec.resource_class, 'shard': shard,
             'conductor_group': conductor_group, 'start_at': start_at,
             'end_at': end_at, 'padding': CONF.holds.cleaning_padding,
-            'busy_from': busy_from, 'busy_until': busy_until}
+            'busy_from': busy_from, 'busy_until': busy_until,
+            'at_end': at_end}
         candidate = _promise(values['uuid'], project_id, amount,
                              request_spec, start_at, values['busy_from'],
                              values['busy_until'], shard, conductor_group)

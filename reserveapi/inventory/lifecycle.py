@@ -413,6 +413,18 @@ def expire(older_than):
     return db_reservations.expire_reservations(older_than, ending)
 
 
+def unpin(pins, reclaimed_from=None):
+    """Free ``pins`` (a hold's, which no boot has taken meanwhile) at
+    once: nothing was deployed on their nodes or claimed in Ironic.
+    With ``reclaimed_from`` (a hold id), count them as given back by
+    that hold, in the same transaction. Returns those freed.
+
+    :raises: DBError
+    """
+    return db_reservations.delete_pins(
+        pins, reclaimed_from, Ending(False, None, _BUILT_HERE))
+
+
 def end_contradicted(reservation, reason):
     """End ``reservation``, which Ironic contradicts (``reason``, in
     words: its node gone, or another instance on it) as a node Ironic

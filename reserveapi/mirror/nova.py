@@ -12,7 +12,8 @@
 
 """The Nova calls the service makes: hypervisors and host aggregates for
 the mirror; servers and compute services for reservations that outlive
-their instances or their hosts.
+their instances or their hosts; the private flavor of a hold, and the
+deletion of its instances at its end.
 """
 
 import datetime
@@ -125,6 +126,108 @@ class NovaClient(peers.PeerClient):
         services = [service for service in body['services']
                     if service['host'] == host]
         return services[0] if services else None
+
+    def ensure_private_flavor(self, name, vcpus, ram, disk, extra_specs,
+                              project_id, timeout=None):
+        """The id of the private flavor ``name``, created if Nova has none,
+        with access for ``project_id`` and ``extra_specs`` set.
+
+        Every step may be repeated, so a worker calls it again after any
+        failure, and two workers may make the same flavor at once.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        deadline = self._deadline(timeout)
+        flavor_id = self._flavor_id(name, deadline)
+        if flavor_id is None:
+            flavor_id = self._create_private_flavor(name, vcpus, ram, disk,
+                                                    deadline)
+        self._add_flavor_access(flavor_id, project_id, deadline)
+        # Sets the keys given and leaves any others alone.
+        response = self._request('POST',
+                                 '/flavors/%s/os-extra_specs' % flavor_id,
+                                 deadline, json={'extra_specs': extra_specs})
+        if response.status_code != 200:
+            raise self.error(reason=peers.describe(response))
+        return flavor_id
+
+    def delete_flavor(self, flavor_id, timeout=None):
+        """Delete a flavor; one Nova no longer has is deleted already, so
+        a worker may call it again after any failure.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        response = self._request('DELETE', '/flavors/%s' % flavor_id,
+                                 self._deadline(timeout))
+        if response.status_code not in (202, 404):
+            raise self.error(reason=peers.describe(response))
+
+    def delete_server(self, instance_uuid, timeout=None):
+        """Ask Nova to delete an instance of any project: True once asked,
+        False if Nova no longer has it.
+
+        :raises: NovaError, NovaUnavailable
+        """
+        response = self._request('DELETE', '/servers/%s' % instance_uuid,
+                                 self._deadline(timeout))
+        if response.status_code == 204:
+            return True
+        if response.status_code == 404:
+            return False
+        raise self.error(reason=peers.describe(response))
+
+    def _flavor_id(self, name, deadline):
+        """Id of the flavor called ``name`` (Nova keeps names unique),
+        private flavors included; None if Nova has none."""
+        # "None" asks for public and private flavors alike; without it
+        # Nova lists only the public ones.
+        query = {'is_public': 'None'}
+        while True:
+            body = self._get_json('/flavors/detail', deadline, params=query)
+            page = body['flavors']
+            for flavor in page:
+                if flavor['name'] == name:
+                    return flavor['id']
+            next_query = _next_page_query(body.get('flavors_links'))
+            if not page or not next_query:
+                return None
+            next_query['is_public'] = 'None'
+            if next_query == query:
+                return None
+            query = next_query
+
+    def _create_private_flavor(self, name, vcpus, ram, disk, deadline):
+        """Create the flavor, or find the one another worker created
+        meanwhile (Nova answers 409 for a name taken)."""
+        response = self._request('POST', '/flavors', deadline, json={
+            'flavor': {'name': name, 'vcpus': vcpus, 'ram': ram,
+                       'disk': disk, 'os-flavor-access:is_public': False}})
+        if response.status_code == 200:
+            return response.json()['flavor']['id']
+        if response.status_code == 409:
+            flavor_id = self._flavor_id(name, deadline)
+            if flavor_id is not None:
+                return flavor_id
+        raise self.error(reason=peers.describe(response))
+
+    def _add_flavor_access(self, flavor_id, project_id, deadline):
+        """Let ``project_id`` use the flavor, if it cannot already."""
+        response = self._request(
+            'POST', '/flavors/%s/action' % flavor_id, deadline,
+            json={'addTenantAccess': {'tenant': project_id}})
+        if response.status_code == 200:
+            return
+        if response.status_code == 409:
+            # Nova answers 409 both when the project has access already
+            # and when the flavor is public (then listing access is a
+            # 404): only the list tells them apart.
+            listed = self._request(
+                'GET', '/flavors/%s/os-flavor-access' % flavor_id, deadline)
+            if listed.status_code == 200 and project_id in {
+                    access['tenant_id']
+                    for access in listed.json()['flavor_access']}:
+                return
+        raise self.error(reason=peers.describe(response))
 
 
 def _utc(timestamp):

@@ -180,7 +180,17 @@ def _holds(now, classes):
     kept = db_holds.promised(now)
     for resource_class in sorted(set(classes) | set(kept)):
         promised.add_metric([resource_class], kept.get(resource_class, 0))
-    return [holds, promised]
+    nodes = _gauge('hold_nodes', 'Nodes of the running holds, by use: '
+                   'pinned (set aside, waiting for a boot of the hold\'s '
+                   'flavor) and in_use (its boots have them).', ('use',))
+    counts, short = db_holds.count_hold_nodes(now)
+    for use in ('pinned', 'in_use'):
+        nodes.add_metric([use], counts[use])
+    shortfall = _gauge('hold_shortfall_nodes', 'Nodes the running holds '
+                       'keep but could not pin at the worker\'s last round '
+                       '(their state is degraded).', ())
+    shortfall.add_metric([], short)
+    return [holds, promised, nodes, shortfall]
 
 
 def read_families():

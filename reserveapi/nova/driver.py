@@ -67,7 +67,10 @@ def class_inventory(row):
     host for the class. In between, a host whose last free node another
     takes first is a real shortage: its reservation's 409 reschedules the
     boot. Free nodes promised to holds that have not started (``promised``,
-    from microversion 1.5) count as not free.
+    from microversion 1.5) count as not free. From 1.6 each running hold
+    has a row of its own, under its own resource class (its flavor's):
+    its pins are its free nodes, its boots its held ones, so the
+    scheduler sends the hold's boots to any host while a pin is free.
     """
     free = row['available'] - row.get('promised', 0)
     unusable = row['total'] - free - row.get('reserved', 0)
@@ -265,7 +268,9 @@ class IronicDriver(stock.StockDriver):
 
     def _read_summary(self):
         """One request, whose cost does not grow with the inventory: the
-        partition's capacity, its free nodes' traits, its architectures.
+        partition's capacity, its free nodes' traits, its architectures;
+        at the negotiated microversion, so that a service of 1.6 or later
+        adds its running holds' rows (an older one answers without).
         """
         return self._reservations.summary(self._host, **self._partition)
 

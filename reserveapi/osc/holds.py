@@ -12,7 +12,8 @@
 
 
 """``openstack baremetal reservation hold create|list|show|set|delete``:
-nodes promised to a project from a start to an end (microversion 1.5).
+nodes promised to a project from a start to an end (microversion 1.5);
+from 1.6, what each pinned and what becomes of its instances at its end.
 """
 
 from osc_lib import exceptions
@@ -26,6 +27,9 @@ SORT_KEYS = ('created_at', 'start', 'end', 'uuid')
 TIME_HELP = ('ISO 8601 with its UTC offset, e.g. 2030-01-31T08:00:00+00:00 '
              'or 2030-01-31T09:00:00+01:00')
 FORMATTERS = {'request_spec': format_columns.DictColumn}
+AT_END = ('keep', 'delete')
+"""What may become of a hold's instances at its end, as the service
+takes it (from microversion 1.6)."""
 
 
 class CreateHold(common.ShowOne):
@@ -47,6 +51,11 @@ class CreateHold(common.ShowOne):
                             help='When the hold begins: %s.' % TIME_HELP)
         parser.add_argument('--end', metavar='<time>', required=True,
                             help='When the hold ends: %s.' % TIME_HELP)
+        parser.add_argument(
+            '--at-end', choices=AT_END, default=None,
+            help="What becomes of the instances booted on the hold at its "
+                 "end: kept (the service's default) or deleted. Needs "
+                 "microversion 1.6.")
         common.add_partition_options(parser)
         reservations.add_request_spec_options(parser)
         return parser
@@ -56,7 +65,8 @@ class CreateHold(common.ShowOne):
             parsed_args.project, parsed_args.amount,
             reservations.request_spec_from(parsed_args), parsed_args.start,
             parsed_args.end, shard=parsed_args.shard,
-            conductor_group=parsed_args.conductor_group)
+            conductor_group=parsed_args.conductor_group,
+            at_end=parsed_args.at_end)
         return common.show(hold, formatters=FORMATTERS)
 
 
@@ -64,9 +74,11 @@ class ListHolds(common.Lister):
     """List holds (all pages unless --limit says otherwise)."""
 
     columns = ('UUID', 'Project ID', 'Amount', 'Resource Class', 'Start',
-               'End', 'State')
-    long_columns = ('Shard', 'Conductor Group', 'Padding',
-                    'Created At', 'Updated At', 'Cancelled At')
+               'End', 'State', 'Pinned', 'In Use')
+    long_columns = ('Shard', 'Conductor Group', 'Padding', 'At End',
+                    'Reclaimed', 'Shortfall', 'Flavor ID',
+                    'Boot Resource Class', 'Created At', 'Updated At',
+                    'Cancelled At')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -42,7 +42,7 @@ LOG = logging.getLogger(__name__)
 
 API_NAME = 'baremetal_reservation'
 API_VERSION_OPTION = 'os_baremetal_reservation_api_version'
-KNOWN_VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5')
+KNOWN_VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6')
 """The microversions whose answers these commands can show."""
 LATEST_KNOWN_VERSION = KNOWN_VERSIONS[-1]
 API_VERSIONS = ('1',) + KNOWN_VERSIONS

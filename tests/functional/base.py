@@ -247,6 +247,8 @@ _VARIABLE_FORMS = (
                r'[0-9a-f]{12}$'),
     re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$'),
     re.compile(r'^req-[0-9a-f-]{36}$'),
+    # A hold's own resource class: its uuid's hex.
+    re.compile(r'^CUSTOM_HOLD_[0-9A-F]{32}$'),
 )
 _UUID_IN_PATH = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-'
                            r'[0-9a-f]{4}-[0-9a-f]{12}')

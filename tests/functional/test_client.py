@@ -85,7 +85,7 @@ class TestReservationClient(base.DBTestCase):
 
     def test_microversion_is_negotiated_from_the_version_document(self):
         # The newest both speak: the client's newest is the service's.
-        self.assertEqual('1.5', self.client.api_version)
+        self.assertEqual('1.6', self.client.api_version)
         self.assertTrue(self.client.speaks('1.1'))
 
     def test_list_follows_next_links(self):
@@ -140,6 +140,24 @@ class TestReservationClient(base.DBTestCase):
         # A shard no node is in: nothing to report.
         self.assertEqual([], self.client.summary(
             'compute-1', shard='elsewhere')['capacity'])
+
+    def test_summary_has_a_row_per_running_hold(self):
+        # What the driver reports to Placement: the hold's boots reach a
+        # host through its own class, whatever the host's partition.
+        now = datetime.datetime.now(datetime.timezone.utc)
+        hold = client.HoldClient(
+            ks_session.Session(), endpoint_override=self.server.url).create(
+            'p', 1, examples.REQUEST_SPEC,
+            now - datetime.timedelta(seconds=10),
+            now + datetime.timedelta(hours=1))
+        self.assertEqual('active', hold['state'])
+        rows = {row['resource_class']: row for row in self.client.summary(
+            'compute-1', shard='elsewhere')['capacity']}
+        self.assertEqual([hold['boot_resource_class']], list(rows))
+        self.assertEqual(
+            (1, 0, 0, 0),
+            tuple(rows[hold['boot_resource_class']][key] for key in (
+                'total', 'available', 'reserved', 'reserved_by_host')))
 
     def test_candidates(self):
         held = self._reserve(str(uuid.uuid4()))['node_uuid']
@@ -209,7 +227,7 @@ class TestClientFailures(tests_base.TestCase):
         # keystoneauth1 waits 0.5 s, 1 s, 2 s between the tries.
         self.assertGreaterEqual(time.monotonic() - started, 3.0)
         # The newest version both sides speak is the client's newest.
-        self.assertEqual({'baremetal-reservation 1.5, reservation 1.5'},
+        self.assertEqual({'baremetal-reservation 1.6, reservation 1.6'},
                          {version for _, _, version in self.service.calls})
 
     def test_a_release_is_retried_on_500_and_never_given_up_silently(self):
@@ -251,6 +269,16 @@ class TestClientFailures(tests_base.TestCase):
         error = self.assertRaises(client.ClientError, self.client.capacity)
         self.assertIn('1.0 to 1.7', str(error))
         self.assertEqual([], self.service.calls)
+
+    def test_an_older_service_is_asked_for_its_summary_at_its_newest(self):
+        # A service of 1.5 has no holds' rows to give: the driver's
+        # summary is read at 1.5 and reports the classes as before.
+        self.service.max_version = '1.5'
+        self.service.status = 404
+        self.assertRaises(client.NotFound, self.client.summary, 'compute-1')
+        self.assertEqual([('GET', '/v1/capacity',
+                           'baremetal-reservation 1.5, reservation 1.5')],
+                         self.service.calls)
 
     def test_an_older_service_is_never_sent_what_it_would_ignore(self):
         # A service of 1.0 knows no partitions and no summary: the client
@@ -429,6 +457,24 @@ class TestHoldClient(base.DBTestCase):
         self.client.adapter.default_microversion = '1.4'
         error = self.assertRaises(client.ClientError, self.client.list)
         self.assertIn('holds: needs microversion 1.5', error.detail)
+
+    def test_at_end(self):
+        hold = self._hold(at_end='delete')
+        self.assertEqual(('delete', 0, 0),
+                         (hold['at_end'], hold['pinned'], hold['in_use']))
+        self.assertEqual('keep', self.client.get(
+            self._hold(project_id='q')['uuid'])['at_end'])
+        # At 1.5 a hold has no at_end to ask: refused before it is sent.
+        older = client.HoldClient(ks_session.Session(),
+                                  endpoint_override=self.server.url,
+                                  default_microversion='1.5')
+        error = self.assertRaises(
+            client.ClientError, older.create, 'r', 1, examples.REQUEST_SPEC,
+            self.start, self.start + datetime.timedelta(hours=2),
+            at_end='keep')
+        self.assertIn("a hold's at_end: needs microversion 1.6",
+                      error.detail)
+        self.assertEqual(2, len(list(self.client.list())))
 
     def test_candidates_say_what_a_hold_over_a_window_would_get(self):
         self._hold()

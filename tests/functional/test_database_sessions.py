@@ -56,7 +56,7 @@ from tests.functional import base
 
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
-EXPANDED = '0016_holds'
+EXPANDED = '0017_hold_pins'
 """Expanded, not contracted: 0015 drops what version 1.0 reads."""
 CONTRACT = '0015_claim_columns_dropped'
 VERSION = '1.1.0.dev3'

@@ -92,7 +92,7 @@ class TestHeartbeats(_FleetTestCase):
         (process,) = fleet.live_processes()
         # Its contract migration is not needed: it serves before it.
         self.assertEqual(('worker', version.version_string(),
-                          '0016_holds'),
+                          '0017_hold_pins'),
                          (process.kind, process.version,
                           process.schema_head))
         heartbeat.beat()
@@ -125,7 +125,7 @@ class TestVersionsCheck(_FleetTestCase):
 
     def test_contract_pending_before_any_process_of_this_version(self):
         with mock.patch.object(migration, 'current',
-                               return_value='0016_holds'):
+                               return_value='0017_hold_pins'):
             code, details = self.check('versions')
         self.assertEqual(WARNING, code)
         self.assertEqual('No process is connected. 1 contract migrations '
@@ -154,7 +154,7 @@ class TestVersionsCheck(_FleetTestCase):
         _beat('b', version.version_string())
         # Expanded, not contracted: 0015 drops what 1.0.x reads.
         with mock.patch.object(migration, 'current',
-                               return_value='0016_holds'):
+                               return_value='0017_hold_pins'):
             code, details = self.check('versions')
         self.assertEqual(WARNING, code)
         self.assertIn('1 contract migrations are pending and must wait '

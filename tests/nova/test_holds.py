@@ -68,7 +68,7 @@ class TestPendingHold(base.IronicTestCase):
 
     def capacity(self):
         """This class's row of GET /v1/capacity at the newest microversion
-        (1.5: with ``promised``)."""
+        (from 1.5: with ``promised``)."""
         (row,) = [row for row in self.service.capacity()
                   if row['resource_class'] == base.RESOURCE_CLASS]
         return row
@@ -99,7 +99,7 @@ class TestPendingHold(base.IronicTestCase):
 
     def test_pending_hold_is_reserved_in_placement_until_cancelled(self):
         for compute in self.computes.values():
-            self.assertEqual(client_base.HOLDS_VERSION,
+            self.assertEqual(client_base.PINS_VERSION,
                              compute.manager.driver._reservations.api_version)
 
         # 1. Three of the four nodes held for another project, from two

@@ -11,7 +11,8 @@
 # under the License.
 
 """A hold is rendered once: the API's body and its events' payloads are
-the same rendering, the API's with its links after it."""
+the same rendering, the API's with what it pinned and its links after
+it (from microversion 1.6; before, without what 1.6 added)."""
 
 import dataclasses
 import datetime
@@ -23,6 +24,7 @@ from oslotest import base
 from reserveapi import conf
 from reserveapi import notifications
 from reserveapi import rendering
+from reserveapi.api import microversion
 from reserveapi.api.controllers.v1 import holds as holds_api
 from reserveapi.db import records
 from reserveapi.holds import admission
@@ -40,6 +42,24 @@ HOLD = records.HoldRecord(
     cancelled_at=None,
     created_at=datetime.datetime(2126, 3, 2, 10, 15, 4, 218364),
     updated_at=None)
+USAGE = {HOLD.uuid: admission.Usage(pinned=1, in_use=1)}
+FIELDS_OF_1_5 = [
+    ('uuid', HOLD.uuid),
+    ('project_id', HOLD.project_id),
+    ('amount', 2),
+    ('request_spec', HOLD.request_spec),
+    ('resource_class', 'CUSTOM_BAREMETAL_GOLD'),
+    ('shard', None),
+    ('conductor_group', ''),
+    ('start', '2126-03-09T08:00:00+00:00'),
+    ('end', '2126-03-13T18:00:00+00:00'),
+    ('padding', 3600),
+    ('state', 'pending'),
+    ('created_at', '2126-03-02T10:15:04.218364+00:00'),
+    ('updated_at', None),
+    ('cancelled_at', None)]
+LINKS = ('links', [{'href': 'https://reserve.example/v1/holds/' + HOLD.uuid,
+                    'rel': 'self'}])
 
 
 class OneHoldRenderingTest(base.BaseTestCase):
@@ -58,26 +78,34 @@ class OneHoldRenderingTest(base.BaseTestCase):
 
     def test_the_api_body(self):
         self.assertEqual(
-            [('uuid', HOLD.uuid),
-             ('project_id', HOLD.project_id),
-             ('amount', 2),
-             ('request_spec', HOLD.request_spec),
-             ('resource_class', 'CUSTOM_BAREMETAL_GOLD'),
-             ('shard', None),
-             ('conductor_group', ''),
-             ('start', '2126-03-09T08:00:00+00:00'),
-             ('end', '2126-03-13T18:00:00+00:00'),
-             ('padding', 3600),
-             ('state', 'pending'),
-             ('created_at', '2126-03-02T10:15:04.218364+00:00'),
-             ('updated_at', None),
-             ('cancelled_at', None),
-             ('links', [{'href': 'https://reserve.example/v1/holds/'
-                                 + HOLD.uuid, 'rel': 'self'}])],
-            list(holds_api.render(HOLD).items()))
+            FIELDS_OF_1_5 + [
+                ('at_end', 'keep'),
+                ('reclaimed', 0),
+                ('shortfall', 0),
+                ('flavor_id', None),
+                ('boot_resource_class',
+                 'CUSTOM_HOLD_3F6B2D8E1C4A4E7F9B5D6A2C8E0F1D3B'),
+                ('pinned', 1),
+                ('in_use', 1),
+                LINKS],
+            list(holds_api.render(HOLD, microversion.PINS, USAGE).items()))
+
+    def test_the_api_body_before_1_6(self):
+        self.assertEqual(
+            FIELDS_OF_1_5 + [LINKS],
+            list(holds_api.render(HOLD, microversion.HOLDS).items()))
+        # States new in 1.6 are shown as the state 1.5 knows.
+        for fields, state in (({'shortfall': 1}, 'degraded'),
+                              ({'reclaimed': 1}, 'reclaimed')):
+            running = dataclasses.replace(
+                HOLD, start_at=datetime.datetime(2000, 1, 1), **fields)
+            self.assertEqual(state, holds_api.render(
+                running, microversion.PINS, USAGE)['state'])
+            self.assertEqual('active', holds_api.render(
+                running, microversion.HOLDS)['state'])
 
     def test_both_come_from_the_one_renderer(self):
-        body = holds_api.render(HOLD)
+        body = holds_api.render(HOLD, microversion.PINS, USAGE)
         longer = dataclasses.replace(
             HOLD, amount=3, end_at=datetime.datetime(2126, 3, 14, 18),
             updated_at=datetime.datetime(2126, 3, 3, 9, 2, 41, 730112))
@@ -92,8 +120,10 @@ class OneHoldRenderingTest(base.BaseTestCase):
                          [event[:2] for event in self.events])
         created, updated, cancelled_payload = (
             event[2] for event in self.events)
-        # An event has no links; in the API's order otherwise.
-        self.assertEqual(list(body)[:-1], list(created))
+        # An event has neither what the hold pinned nor links; in the
+        # API's order otherwise.
+        self.assertEqual(list(created) + ['boot_resource_class', 'pinned',
+                                          'in_use', 'links'], list(body))
         self.assertEqual({key: body[key] for key in created}, created)
         self.assertEqual(
             dict(created, amount=3, end='2126-03-14T18:00:00+00:00',

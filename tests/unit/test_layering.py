@@ -22,14 +22,14 @@ from oslotest import base
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'reserveapi'
 
 SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
-          'reserveapi.holds', 'reserveapi.mirror', 'reserveapi.inventory',
-          'reserveapi.matcher',
+          'reserveapi.holds', 'reserveapi.pinning', 'reserveapi.mirror',
+          'reserveapi.inventory', 'reserveapi.matcher',
           'reserveapi.policies', 'reserveapi.policy', 'reserveapi.common',
           'reserveapi.conf', 'reserveapi.cmd', 'reserveapi.wsgi',
           'reserveapi.notifications', 'reserveapi.peers', 'reserveapi.fleet',
           'reserveapi.monitoring', 'reserveapi.compat', 'reserveapi.rendering')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.holds', 'reserveapi.mirror',
-          'reserveapi.inventory')
+          'reserveapi.inventory', 'reserveapi.pinning')
 CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
 # What talks to a peer: the client libraries, peers/clients.py that
 # builds every client on them, and the mirror's calls over it.
@@ -43,7 +43,9 @@ WEB = ('pecan', 'wsme', 'webob')
 # key applies, with its package's rules.
 FORBIDDEN = {
     'api': ('reserveapi.db', 'reserveapi.notifications') + PEERS,
-    'reservations': ('reserveapi.api',) + WEB,
+    'reservations': ('reserveapi.api', 'reserveapi.pinning') + WEB,
+    # The holds' lives: above reservations, which it pins with.
+    'pinning': ('reserveapi.api',) + WEB,
     # Domain packages side by side: reservations may use holds,
     # inventory and mirror; none of them uses reservations or another.
     'holds': ('reserveapi.api', 'reserveapi.reservations',

@@ -102,13 +102,16 @@ class TestJobs(tests_base.TestCase):
 
     def test_file_source(self):
         self.assertEqual(['inventory-sync', 'expire-reservations',
-                          'mirror-retry', 'sync-aggregates'], self.names())
+                          'tend-holds', 'mirror-retry', 'sync-aggregates'],
+                         self.names())
+        self.config(tend_interval=0, group='holds')
+        self.assertNotIn('tend-holds', self.names())
 
     def test_ironic_source_reconciles_with_ironic(self):
         self.config(source='ironic', group='inventory')
         self.assertEqual(['inventory-sync', 'ironic-reconcile',
-                          'expire-reservations', 'mirror-retry',
-                          'sync-aggregates'], self.names())
+                          'expire-reservations', 'tend-holds',
+                          'mirror-retry', 'sync-aggregates'], self.names())
         self.config(reconcile_interval=0, group='ironic')
         self.assertNotIn('ironic-reconcile', self.names())
 

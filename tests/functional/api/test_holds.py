@@ -10,20 +10,30 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``/v1/holds`` (microversion 1.5): the api-ref's story, admission at
-the first instant that does not fit, reservations that keep every hold,
-and who may do what."""
+"""``/v1/holds`` (microversions 1.5 and 1.6): the api-ref's story,
+admission at the first instant that does not fit, reservations that
+keep every hold, pins and what older clients see of them, and who may
+do what."""
 
 import datetime
 import re
 import uuid
 
+import fixtures
+
+from reserveapi import reservations
+from reserveapi.db import holds as db_holds
+from reserveapi.holds import admission
 from reserveapi_testing import examples
 from reserveapi_testing import inventory
 from tests.functional import base
 from tests.functional.api import reservation_base as rbase
 
-VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
+VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.6'}
+OLDER = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
+"""Holds without pins: what clients before 1.6 see."""
+PINS_FIELDS = ('at_end', 'reclaimed', 'shortfall', 'flavor_id',
+               'boot_resource_class', 'pinned', 'in_use')
 SAMPLE_PROJECT = rbase.SAMPLE_PROJECT
 OTHER_PROJECT = rbase.OTHER_PROJECT
 PADDING = datetime.timedelta(hours=1)
@@ -41,25 +51,25 @@ def moment(**delta):
 class HoldsTestCase(rbase.ReservationTestCase):
 
     def hold(self, start, end, amount=1, project_id=SAMPLE_PROJECT,
-             headers=None, **fields):
+             headers=None, version=VERSION, **fields):
         """POST a hold of the sample's spec; times are datetimes."""
         body = dict(sample('holds/create-request.json'),
                     start=start.isoformat(), end=end.isoformat(),
                     amount=amount, project_id=project_id, **fields)
-        return self.call('POST', '/v1/holds', body, headers)
+        return self.call('POST', '/v1/holds', body, headers, version)
 
     def admitted(self, *args, **kwargs):
         response = self.hold(*args, **kwargs)
         self.assertEqual(201, response.status_int, response.text)
         return response.json
 
-    def call(self, method, path, body=None, headers=None):
+    def call(self, method, path, body=None, headers=None, version=VERSION):
         return self.request(method, path, body, headers=dict(
-            self.admin_headers if headers is None else headers, **VERSION))
+            self.admin_headers if headers is None else headers, **version))
 
-    def show(self, hold_uuid, headers=None):
+    def show(self, hold_uuid, headers=None, version=VERSION):
         response = self.call('GET', '/v1/holds/' + hold_uuid,
-                             headers=headers)
+                             headers=headers, version=version)
         self.assertEqual(200, response.status_int, response.text)
         return response.json
 
@@ -71,6 +81,29 @@ class HoldsTestCase(rbase.ReservationTestCase):
     def gold_nodes(self, count):
         self.nodes(*(inventory.node('node-gold-%d' % number)
                      for number in range(1, count + 1)))
+
+    def running(self, amount):
+        """An admitted hold of the sample project that has started."""
+        return self.admitted(moment(seconds=-10), moment(hours=8),
+                             amount=amount)
+
+    def pin(self, hold, count):
+        """Pin ``count`` nodes for ``hold``, as the worker does at its
+        start."""
+        self.assertEqual(count, reservations.pin(
+            db_holds.get_hold(hold['uuid']), count))
+
+    def boot(self, hold):
+        """A boot of the hold's flavor by its project, as nova-compute
+        reserves it."""
+        response = self.reserve(
+            request_spec={'extra_specs': {
+                'resources:' + hold['boot_resource_class']: '1',
+                'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                'resources:DISK_GB': '0'}},
+            headers=self.service_headers, project_id=hold['project_id'])
+        self.assertEqual(201, response.status_int, response.text)
+        return response.json
 
 
 class TestHoldStory(HoldsTestCase):
@@ -89,6 +122,12 @@ class TestHoldStory(HoldsTestCase):
         self.assertMatchesSample(hold, 'holds/create-response.json')
         self.assertEqual((start.isoformat(), end.isoformat(), 'pending'),
                          (hold['start'], hold['end'], hold['state']))
+        # Kept at its end by default; no flavor and no pin yet.
+        self.assertEqual(
+            ('keep', None, 0, 0, 'CUSTOM_HOLD_' + uuid.UUID(
+                hold['uuid']).hex.upper()),
+            (hold['at_end'], hold['flavor_id'], hold['pinned'],
+             hold['in_use'], hold['boot_resource_class']))
         location = 'http://localhost/v1/holds/' + hold['uuid']
         self.assertEqual(location, created.headers['Location'])
         self.assertEqual(location, hold['links'][0]['href'])
@@ -130,12 +169,20 @@ class TestHoldStory(HoldsTestCase):
                          'reserveapi.conflict')
 
     def test_show_an_active_hold(self):
+        # Its nodes pinned and its flavor made, as the worker does; then
+        # one boot of its project takes a pin.
         self.gold_nodes(2)
-        hold = self.admitted(moment(seconds=-10), moment(hours=8),
-                             amount=2)
+        hold = self.running(amount=2)
+        self.pin(hold, 2)
+        flavor_id = str(uuid.uuid4())
+        db_holds.set_hold_fields(hold['uuid'], {'flavor_id': flavor_id})
+        booted = self.boot(hold)
         shown = self.show(hold['uuid'])
         self.assertMatchesSample(shown, 'holds/show-response.json')
-        self.assertEqual('active', shown['state'])
+        self.assertEqual(('active', flavor_id, 1, 1),
+                         (shown['state'], shown['flavor_id'],
+                          shown['pinned'], shown['in_use']))
+        self.assertEqual(hold['resource_class'], booted['resource_class'])
 
     def test_times_are_answered_in_utc(self):
         self.gold_nodes(1)
@@ -286,6 +333,128 @@ class TestHoldStory(HoldsTestCase):
             error = self.assertError(self.call('GET', '/v1/holds' + query),
                                      400, 'reserveapi.invalid')
             self.assertIn(named, error['detail'])
+
+
+class TestPins(HoldsTestCase):
+    """Microversion 1.6: what a hold pinned and what becomes of it at its
+    end; older clients see neither, nor the states new in 1.6."""
+
+    scenarios = base.EVERY_BACKEND
+
+    def test_older_clients_see_no_new_field(self):
+        self.gold_nodes(3)
+        hold = self.admitted(moment(hours=3), moment(hours=5))
+        path = '/v1/holds/' + hold['uuid']
+        created = self.hold(moment(hours=6), moment(hours=7), version=OLDER)
+        self.assertEqual(201, created.status_int, created.text)
+        updated = self.call('PATCH', path, {'amount': 2}, version=OLDER)
+        self.assertEqual(200, updated.status_int, updated.text)
+        listed = self.call('GET', '/v1/holds', version=OLDER).json['holds']
+        older = [created.json, updated.json,
+                 self.show(hold['uuid'], version=OLDER)] + listed
+        self.assertEqual(5, len(older))
+        for body in older:
+            self.assertEqual([], [name for name in PINS_FIELDS
+                                  if name in body])
+        newer = self.show(hold['uuid'])
+        self.assertEqual(sorted(set(newer) - set(PINS_FIELDS)),
+                         sorted(older[2]))
+
+    def test_at_end(self):
+        self.gold_nodes(2)
+        hold = self.admitted(moment(hours=3), moment(hours=5),
+                             at_end='delete')
+        self.assertEqual('delete', hold['at_end'])
+        self.assertEqual('delete', self.show(hold['uuid'])['at_end'])
+        for value in ('later', 'Delete', None, 1):
+            error = self.assertError(
+                self.hold(moment(hours=6), moment(hours=7), at_end=value),
+                400, 'reserveapi.invalid')
+            self.assertIn('field at_end must be "keep" or "delete"',
+                          error['detail'])
+        # Before 1.6 it is a field like any unknown one.
+        error = self.assertError(
+            self.hold(moment(hours=6), moment(hours=7), at_end='keep',
+                      version=OLDER),
+            400, 'reserveapi.invalid')
+        self.assertIn('unknown field(s) "at_end"', error['detail'])
+        self.assertEqual([hold['uuid']], self.listed())
+
+    def test_new_states_are_active_before_1_6(self):
+        self.gold_nodes(2)
+        hold = self.running(amount=2)
+        for fields, state in (({'shortfall': 1}, 'degraded'),
+                              ({'reclaimed': 1}, 'reclaimed')):
+            db_holds.set_hold_fields(hold['uuid'], fields)
+            shown = self.show(hold['uuid'])
+            self.assertEqual(state, shown['state'])
+            self.assertEqual(1, shown['shortfall'])
+            self.assertEqual('active', self.show(
+                hold['uuid'], version=OLDER)['state'])
+            self.assertEqual(['active'], [
+                listed['state'] for listed in self.call(
+                    'GET', '/v1/holds', version=OLDER).json['holds']])
+        self.assertEqual(1, shown['reclaimed'])
+
+    def test_capacity_has_a_row_per_running_hold_from_1_6(self):
+        self.gold_nodes(3)
+        hold = self.running(amount=2)
+        self.pin(hold, 2)
+        self.boot(hold)
+        capacity = self.call('GET', '/v1/capacity').json
+        self.assertMatchesSample(capacity,
+                                 'capacity/capacity-holds-response.json')
+        # The pin and the boot are reserved nodes of their class too.
+        rows = [('CUSTOM_BAREMETAL_GOLD', 3, 1, 2),
+                (hold['boot_resource_class'], 2, 1, 1)]
+        self.assertEqual(rows, [
+            (row['resource_class'], row['total'], row['available'],
+             row['reserved']) for row in capacity['capacity']])
+        # A pending hold has no row yet.
+        self.admitted(moment(days=2), moment(days=3),
+                      project_id=OTHER_PROJECT)
+        self.assertEqual(rows, [
+            (row['resource_class'], row['total'], row['available'],
+             row['reserved'])
+            for row in self.call('GET', '/v1/capacity').json['capacity']])
+        # Its boot is the host's, in both rows.
+        for host, booted in ((rbase.HOST, 1), (rbase.NEW_HOST, 0)):
+            by_host = self.call('GET', '/v1/capacity?host=' + host).json
+            self.assertEqual([booted, booted], [
+                row['reserved_by_host'] for row in by_host['capacity']])
+        older = self.call('GET', '/v1/capacity', version=OLDER).json
+        self.assertEqual(['CUSTOM_BAREMETAL_GOLD'], [
+            row['resource_class'] for row in older['capacity']])
+
+    def test_cancel_frees_the_pins_at_once(self):
+        self.gold_nodes(2)
+        hold = self.running(amount=2)
+        self.pin(hold, 2)
+        self.assertEqual(2, self.show(hold['uuid'])['pinned'])
+        self.assertNoValidNode(self.reserve(headers=self.service_headers,
+                                            project_id=OTHER_PROJECT))
+        self.assertEqual(204, self.call(
+            'DELETE', '/v1/holds/' + hold['uuid']).status_int)
+        cancelled = self.show(hold['uuid'])
+        self.assertEqual(('cancelled', 0),
+                         (cancelled['state'], cancelled['pinned']))
+        for _node in range(2):
+            response = self.reserve(headers=self.service_headers,
+                                    project_id=OTHER_PROJECT)
+            self.assertEqual(201, response.status_int, response.text)
+
+    def test_a_page_reads_its_holds_usage_once(self):
+        self.gold_nodes(3)
+        for hour in (3, 6, 9):
+            self.admitted(moment(hours=hour), moment(hours=hour + 1),
+                          amount=3)
+        usage = self.useFixture(fixtures.MockPatchObject(
+            admission, 'usage', wraps=admission.usage)).mock
+        self.assertEqual(3, len(self.listed()))
+        self.assertEqual(1, usage.call_count)
+        self.assertEqual(3, len(self.call(
+            'GET', '/v1/holds', version=OLDER).json['holds']))
+        self.assertEqual(1, usage.call_count)
 
 
 class TestAdmission(HoldsTestCase):

@@ -62,14 +62,14 @@ class TestVersions(base.APITestCase):
         response = self.request(
             'GET', '/v1',
             headers={'OpenStack-API-Version': 'baremetal-reservation latest'})
-        self.assertEqual('baremetal-reservation 1.5',
+        self.assertEqual('baremetal-reservation 1.6',
                          response.headers['OpenStack-API-Version'])
 
     def test_deprecated_service_type_is_still_read_and_echoed(self):
         # Clients of the releases that used Blazar's "reservation".
         for header, echoed in (
                 ('reservation 1.1', 'reservation 1.1'),
-                ('reservation latest', 'reservation 1.5'),
+                ('reservation latest', 'reservation 1.6'),
                 ('RESERVATION 1.0', 'reservation 1.0'),
                 # Both named (our client does so): ours wins.
                 ('baremetal-reservation 1.1, reservation 1.0',
@@ -91,7 +91,7 @@ class TestVersions(base.APITestCase):
                 headers={'OpenStack-API-Version': service_type + ' 1.99'})
             error = self.assertError(response, 406,
                                      'reserveapi.version_not_acceptable')
-            self.assertIn('1.0 to 1.5', error['detail'])
+            self.assertIn('1.0 to 1.6', error['detail'])
 
     def test_malformed_version_is_400(self):
         for header in ('baremetal-reservation one', 'reservation one',

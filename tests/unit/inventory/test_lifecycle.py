@@ -422,7 +422,8 @@ class TestEnds(LifecycleTestCase):
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 ENDING_FUNCTIONS = ('delete_reservation', 'delete_reservation_by_uuid',
-                    'undo_reservation', 'expire_reservations')
+                    'undo_reservation', 'expire_reservations',
+                    'delete_pins')
 """db.reservations' functions that end a reservation."""
 THE_DOOR = ('reserveapi/inventory/lifecycle.py',
             'reserveapi/db/reservations.py')

@@ -25,6 +25,7 @@ from wsme import types as wtypes
 
 from reserveapi import client
 from reserveapi.api.controllers.v1 import holds as api_holds
+from reserveapi.holds import admission
 from reserveapi.osc import holds
 
 HOLD = {'uuid': 'h-1', 'project_id': 'p', 'amount': 2,
@@ -59,10 +60,26 @@ class TestCreate(HoldCommandTestCase):
             'p', 2, {'memory_mb': 1024,
                      'extra_specs': {'resources:CUSTOM_GOLD': '1'}},
             '2030-01-31T08:00:00+00:00', '2030-02-01T08:00:00Z',
-            shard=None, conductor_group=None)
+            shard=None, conductor_group=None, at_end=None)
         self.assertEqual(('uuid', 'project_id', 'amount', 'request_spec',
                           'state'), names)
         self.assertEqual({'memory_mb': 1024}, values[3].machine_readable())
+
+    def test_at_end(self):
+        self.holds.create.return_value = dict(HOLD, at_end='delete')
+        names, values = self.run_command(
+            holds.CreateHold, '--project', 'p', '--amount', '1',
+            '--start', 's', '--end', 'e', '--at-end', 'delete')
+        self.assertEqual('delete',
+                         self.holds.create.call_args.kwargs['at_end'])
+        self.assertEqual('delete', values[names.index('at_end')])
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
+        self.assertRaises(SystemExit, self.run_command, holds.CreateHold,
+                          '--project', 'p', '--amount', '1', '--start', 's',
+                          '--end', 'e', '--at-end', 'later')
+
+    def test_at_end_choices_are_the_services(self):
+        self.assertEqual(admission.AT_END, holds.AT_END)
 
     def test_project_amount_and_window_are_required(self):
         # argparse prints its usage there.
@@ -87,8 +104,24 @@ class TestList(HoldCommandTestCase):
             resource_class='CUSTOM_GOLD')
         self.assertEqual(holds.ListHolds.columns
                          + holds.ListHolds.long_columns, columns)
-        self.assertEqual([('h-1', 'p', 2, '', '', '', 'pending')],
-                         [row[:7] for row in rows])
+        self.assertEqual([('h-1', 'p', 2, '', '', '', 'pending', '', '')],
+                         [row[:9] for row in rows])
+
+    def test_what_each_hold_pinned(self):
+        self.holds.list.return_value = iter([dict(
+            HOLD, state='degraded', pinned=1, in_use=2, at_end='delete',
+            shortfall=1, flavor_id='f-1',
+            boot_resource_class='CUSTOM_HOLD_1')])
+        columns, rows = self.run_command(holds.ListHolds, '--long')
+        (row,) = rows
+        shown = dict(zip(columns, row, strict=True))
+        self.assertEqual(
+            {'State': 'degraded', 'Pinned': 1, 'In Use': 2,
+             'At End': 'delete', 'Shortfall': 1, 'Flavor ID': 'f-1',
+             'Boot Resource Class': 'CUSTOM_HOLD_1'},
+            {column: shown[column] for column in (
+                'State', 'Pinned', 'In Use', 'At End', 'Shortfall',
+                'Flavor ID', 'Boot Resource Class')})
 
     def test_sort_keys_are_the_services(self):
         self.assertEqual(set(api_holds.SORT_KEYS), set(holds.SORT_KEYS))

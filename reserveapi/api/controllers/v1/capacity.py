@@ -38,7 +38,8 @@ class CapacityController(rest.RestController):
         summary = version >= microversion.CAPACITY_SUMMARY
         body = reservations.get_capacity(
             host, shard, conductor_group, labels=summary,
-            promised=version >= microversion.HOLDS)
+            promised=version >= microversion.HOLDS,
+            holds=version >= microversion.PINS)
         for name, value in (('host', host), ('shard', shard),
                             ('conductor_group', conductor_group)):
             if value is not None:

@@ -11,12 +11,14 @@
 # under the License.
 
 """``/v1/holds``: promise a project nodes matching a request spec from
-a start to an end (microversion 1.5)."""
+a start to an end (microversion 1.5); from 1.6, what the hold pinned
+and what happens at its end."""
 
 import pecan
 from pecan import rest
 from wsme import types as wtypes
 
+from reserveapi import pinning
 from reserveapi import policy
 from reserveapi import rendering
 from reserveapi.api import body as body_mod
@@ -45,6 +47,13 @@ class HoldRequest(wtypes.Base):
     shard = types.optional_name
 
 
+class PinnedHoldRequest(HoldRequest):
+    """From microversion 1.6: what becomes of the hold's instances at
+    its end."""
+
+    at_end = wtypes.wsattr(types.OneOf(admission.AT_END), default='keep')
+
+
 class HoldUpdate(wtypes.Base):
     """What may change once a hold is admitted: its end and amount."""
 
@@ -56,10 +65,45 @@ def _optional(value):
     return None if value is wtypes.Unset else value
 
 
-def render(hold):
-    """The hold as its events show it (rendering.hold), then its links."""
-    return rendering.hold(hold, admission.state(hold),
-                          links=[link.make('v1/holds/%s' % hold.uuid)])
+PINS_FIELDS = ('at_end', 'reclaimed', 'shortfall', 'flavor_id')
+"""The record's fields an older client does not know (before 1.6)."""
+OLDER_STATES = {admission.DEGRADED: admission.ACTIVE,
+                admission.RECLAIMED: admission.ACTIVE}
+"""States new in 1.6, as an older client knows them."""
+
+
+def render(hold, version, usage=None):
+    """The hold as its events show it (rendering.hold), then what it
+    has pinned and its links, from microversion 1.6 with ``usage``
+    (admission.usage of it); before, only what 1.5 showed, so that an
+    older client meets no field or state it does not know.
+    """
+    links = [link.make('v1/holds/%s' % hold.uuid)]
+    state = admission.state(hold)
+    if version < microversion.PINS:
+        body = rendering.hold(hold, OLDER_STATES.get(state, state),
+                              links=links)
+        for name in PINS_FIELDS:
+            del body[name]
+        return body
+    used = usage[hold.uuid]
+    return rendering.hold(
+        hold, state,
+        boot_resource_class=admission.boot_resource_class(hold.uuid),
+        pinned=used.pinned, in_use=used.in_use, links=links)
+
+
+def _rendered(holds):
+    """Each of ``holds`` rendered at the request's microversion, their
+    usage read once for all of them."""
+    version = pecan.request.version
+    usage = (admission.usage(holds) if version >= microversion.PINS
+             else None)
+    return [render(hold, version, usage) for hold in holds]
+
+
+def _rendered_one(hold):
+    return _rendered([hold])[0]
 
 
 class HoldsController(rest.RestController):
@@ -97,19 +141,21 @@ class HoldsController(rest.RestController):
             if value is not None}
         items = admission.list_holds(filters, limit + 1, marker,
                                      SORT_KEYS[sort_key], sort_dir)
-        return collection.render('holds', [render(item) for item in items],
-                                 limit, 'v1/holds',
-                                 lambda item: item['uuid'])
+        return collection.render('holds', _rendered(items), limit,
+                                 'v1/holds', lambda item: item['uuid'])
 
     @expose.expose(min_version=microversion.HOLDS)
     def get_one(self, hold_uuid):
-        return render(self._authorized_hold(hold_policy.GET, hold_uuid))
+        return _rendered_one(self._authorized_hold(hold_policy.GET,
+                                                   hold_uuid))
 
     @expose.expose(status=201, body=True, min_version=microversion.HOLDS)
     def post(self):
         context = pecan.request.context
         policy.authorize(hold_policy.CREATE, context)
-        body = body_mod.request_body(HoldRequest)
+        pins = pecan.request.version >= microversion.PINS
+        body = body_mod.request_body(PinnedHoldRequest if pins
+                                     else HoldRequest)
         # Checked again on the project the hold is for, so that a rule
         # naming the project (a manager's own) cannot hold for another.
         policy.authorize(hold_policy.CREATE, context,
@@ -119,8 +165,9 @@ class HoldsController(rest.RestController):
             request_spec=types.to_plain(body.request_spec),
             start=body.start, end=body.end,
             shard=_optional(body.shard),
-            conductor_group=_optional(body.conductor_group))
-        rendered = render(hold)
+            conductor_group=_optional(body.conductor_group),
+            at_end=body.at_end if pins else 'keep')
+        rendered = _rendered_one(hold)
         pecan.response.location = rendered['links'][0]['href']
         return rendered
 
@@ -132,10 +179,11 @@ class HoldsController(rest.RestController):
         if end is None and amount is None:
             raise exception.Invalid(reason='the body is missing both end '
                                     'and amount: give either, or both.')
-        return render(admission.update_hold(current.uuid, end=end,
-                                            amount=amount))
+        return _rendered_one(admission.update_hold(current.uuid, end=end,
+                                                   amount=amount))
 
     @expose.expose(status=204, min_version=microversion.HOLDS)
     def delete(self, hold_uuid):
-        admission.cancel_hold(
+        # Its pins are freed now, not at the worker's next round.
+        pinning.cancel_hold(
             self._authorized_hold(hold_policy.CANCEL, hold_uuid).uuid)

@@ -15,14 +15,14 @@
 reads.
 
 Revision ID: 0015_claim_columns_dropped
-Revises: 0016_holds
+Revises: 0017_hold_pins
 Create Date: 2026-12-04
 """
 
 from alembic import op
 
 revision = '0015_claim_columns_dropped'
-down_revision = '0016_holds'
+down_revision = '0017_hold_pins'
 branch_labels = None
 depends_on = None
 phase = 'contract'
