@@ -627,13 +627,16 @@ def get_capacity(host=None, shard=None, conductor_group=None,
     See db.nodes.get_capacity. With ``promised``, each class also says
     how many of its free nodes are promised to holds that have not
     started (admission.promised; holds of another partition included,
-    since they may take these nodes). With ``holds``, a row per running
-    hold follows under its own resource class (admission.boot_capacity),
+    since they may take these nodes). With ``holds``, each class says
+    how many of its reserved nodes holds' pins and boots have
+    (``hold_nodes``, ``hold_nodes_by_host``), and a row per running hold
+    follows under its own resource class (admission.boot_capacity),
     whatever the partition: its flavor boots through any host.
 
     :raises: DBError
     """
-    capacity = db_nodes.get_capacity(host, shard, conductor_group, labels)
+    capacity = db_nodes.get_capacity(host, shard, conductor_group, labels,
+                                     holds)
     if holds:
         capacity['capacity'].extend(admission.boot_capacity(host))
     if promised:

@@ -247,11 +247,14 @@ def _clear_reserved_statement():
 
 
 def get_capacity(host=None, shard=None, conductor_group=None,
-                 labels=False):
+                 labels=False, holds=False):
     """Per resource class: total, available, reserved, and summed sizes;
     with ``host``, also how many of each class ``host`` holds; with
     ``labels``, also the sorted ``traits`` of the free nodes and the
-    sorted ``architectures`` of the nodes. Only of the nodes in the
+    sorted ``architectures`` of the nodes; with ``holds``, also
+    ``hold_nodes``, how many of each class's reserved nodes holds'
+    pins and boots have (and of them ``hold_nodes_by_host``, with
+    ``host``). Only of the nodes in the
     partition ``shard`` and ``conductor_group`` (each when given, as the
     matcher takes them: '' is the default group). Nodes without a
     resource class are left out of the capacity: Nova reports no
@@ -281,6 +284,14 @@ def get_capacity(host=None, shard=None, conductor_group=None,
             held = _held_by_host(session, host, shard, conductor_group)
             for row in capacity:
                 row['reserved_by_host'] = held.get(row['resource_class'], 0)
+        if holds:
+            for_holds = _held_for_holds(session, host, shard,
+                                        conductor_group)
+            for row in capacity:
+                total, by_host = for_holds.get(row['resource_class'], (0, 0))
+                row['hold_nodes'] = total
+                if host is not None:
+                    row['hold_nodes_by_host'] = by_host
         if not labels:
             return {'capacity': capacity}
         return {'capacity': capacity,
@@ -351,6 +362,26 @@ def _held_by_host(session, host, shard, conductor_group):
                     *matching.partition_clauses(conductor_group, shard))
              .group_by(node.resource_class))
     return dict(session.execute(query).all())
+
+
+def _held_for_holds(session, host, shard, conductor_group):
+    """{resource class: (nodes, of them ``host``'s)} of the partition
+    that holds' pins and boots have: read through the (hold_id, state)
+    index, so it costs what the holds have."""
+    node, reservation = models.Node, models.Reservation
+    query = (sa.select(node.resource_class, sa.func.count(),
+                       sa.func.sum(sa.case((reservation.host == host, 1),
+                                           else_=0)))
+             .select_from(reservation)
+             .join(node, node.id == reservation.active_node_id)
+             .where(reservation.hold_id.is_not(None),
+                    reservation.active_node_id.is_not(None),
+                    *models.in_universe(node),
+                    node.resource_class.is_not(None),
+                    *matching.partition_clauses(conductor_group, shard))
+             .group_by(node.resource_class))
+    return {resource_class: (int(total), int(by_host or 0))
+            for resource_class, total, by_host in session.execute(query)}
 
 
 def count_nodes():

@@ -151,9 +151,10 @@ def boot_capacity(host=None, now=None):
                'total': max(kept, used.pinned + used.in_use),
                'available': used.pinned,
                'reserved': used.in_use, 'memory_mb': 0, 'vcpus': 0,
-               'local_gb': 0, 'promised': 0}
+               'local_gb': 0, 'promised': 0, 'hold_nodes': 0}
         if host is not None:
             row['reserved_by_host'] = used.in_use_by_host
+            row['hold_nodes_by_host'] = 0
         rows.append(row)
     return rows
 

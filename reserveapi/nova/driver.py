@@ -71,11 +71,16 @@ def class_inventory(row):
     has a row of its own, under its own resource class (its flavor's):
     its pins are its free nodes, its boots its held ones, so the
     scheduler sends the hold's boots to any host while a pin is free.
+    Those pins and boots are reserved nodes of their own class too
+    (``hold_nodes``), allocated under the hold's class only: here they
+    count as unusable, else Placement would offer them.
     """
     free = row['available'] - row.get('promised', 0)
-    unusable = row['total'] - free - row.get('reserved', 0)
+    unusable = row['total'] - free - (row.get('reserved', 0)
+                                      - row.get('hold_nodes', 0))
     if not free:
-        unusable = row['total'] - row.get('reserved_by_host', 0)
+        unusable = row['total'] - (row.get('reserved_by_host', 0)
+                                   - row.get('hold_nodes_by_host', 0))
     return {'total': row['total'], 'reserved': max(unusable, 0),
             'min_unit': 1, 'max_unit': 1, 'step_size': 1,
             'allocation_ratio': 1.0}

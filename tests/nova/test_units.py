@@ -279,3 +279,17 @@ class TestClassInventory(test.NoDBTestCase):
     def test_every_free_node_promised_leaves_room_for_no_boot(self):
         inventory = driver.class_inventory(dict(self._row(4, 3), promised=4))
         self.assertEqual(0, inventory['total'] - inventory['reserved'] - 3)
+
+    def test_nodes_of_holds_are_reserved(self):
+        """Pins and hold boots are allocated under their hold's class:
+        Placement may offer only the free nodes and this host's own
+        on-demand boots' room."""
+        # 3 free; of the 7 reserved, 4 are holds' (1 booted here).
+        row = dict(self._row(3, 2), hold_nodes=4, hold_nodes_by_host=1)
+        inventory = driver.class_inventory(row)
+        self.assertEqual(4, inventory['reserved'])
+        # None free: room for none beyond this host's on-demand boots.
+        row = dict(self._row(0, 3), hold_nodes=4, hold_nodes_by_host=1)
+        inventory = driver.class_inventory(row)
+        self.assertEqual(0, inventory['total'] - inventory['reserved']
+                         - (3 - 1))

@@ -422,9 +422,15 @@ class TestPins(HoldsTestCase):
             by_host = self.call('GET', '/v1/capacity?host=' + host).json
             self.assertEqual([booted, booted], [
                 row['reserved_by_host'] for row in by_host['capacity']])
+            # The gold pin and boot are the hold's: allocated under its
+            # class, reported as reserved under gold.
+            self.assertEqual([(2, booted), (0, 0)], [
+                (row['hold_nodes'], row['hold_nodes_by_host'])
+                for row in by_host['capacity']])
         older = self.call('GET', '/v1/capacity', version=OLDER).json
         self.assertEqual(['CUSTOM_BAREMETAL_GOLD'], [
             row['resource_class'] for row in older['capacity']])
+        self.assertNotIn('hold_nodes', older['capacity'][0])
 
     def test_cancel_frees_the_pins_at_once(self):
         self.gold_nodes(2)
@@ -669,7 +675,7 @@ class TestPromisedNodes(HoldsTestCase):
         self.gold_nodes(4)
         self.admitted(moment(hours=3), moment(hours=5), amount=3)
 
-        capacity = self.call('GET', '/v1/capacity').json
+        capacity = self.call('GET', '/v1/capacity', version=OLDER).json
         self.assertMatchesSample(capacity,
                                  'capacity/capacity-promised-response.json')
         self.assertEqual([('CUSTOM_BAREMETAL_GOLD', 4, 3)], [
