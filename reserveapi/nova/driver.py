@@ -86,6 +86,27 @@ def class_inventory(row):
             'allocation_ratio': 1.0}
 
 
+HOLD_CLASS_PREFIX = 'CUSTOM_HOLD_'
+"""A hold's own resource class starts so (the service's api-ref)."""
+
+
+def _provider_usages(provider_uuid):
+    """``{resource class: used}`` of a provider in Placement now, or None
+    when Placement could not tell."""
+    try:
+        response = report.report_client_singleton().get(
+            '/resource_providers/%s/usages' % provider_uuid, version='1.9')
+    except (ks_exc.ClientException, exception.NovaException) as error:
+        LOG.warning('Placement did not say what provider %s uses: %s',
+                    provider_uuid, error)
+        return None
+    if response.status_code != 200:
+        LOG.warning('Placement did not say what provider %s uses: %s',
+                    provider_uuid, response.status_code)
+        return None
+    return response.json()['usages']
+
+
 def ironic_partition():
     """This host's Ironic partition, from nova.conf's ``[ironic] shard``
     and ``conductor_group`` as the stock driver reads them: an empty
@@ -313,8 +334,30 @@ class IronicDriver(stock.StockDriver):
             if not row['resource_class'] or not row['total']:
                 continue
             inventory[row['resource_class']] = class_inventory(row)
+        self._keep_hold_classes_in_use(provider_tree.data(nodename),
+                                       inventory)
         provider_tree.update_inventory(nodename, inventory)
         provider_tree.update_traits(nodename, summary['traits'])
+
+    def _keep_hold_classes_in_use(self, provider, inventory):
+        """Keep a hold's class the summary no longer lists (the hold is
+        over, or its boots were released) while Placement still counts an
+        allocation of it here, every unit reserved: Placement refuses to
+        drop inventory in use, which would fail the whole report, and
+        the delete of the instance whose release dropped it. Nova deletes
+        the allocation right after; the next report drops the class.
+        """
+        dropped = [resource_class for resource_class in provider.inventory
+                   if resource_class.startswith(HOLD_CLASS_PREFIX)
+                   and resource_class not in inventory]
+        if not dropped:
+            return
+        used = _provider_usages(provider.uuid)
+        for resource_class in dropped:
+            if used is None or used.get(resource_class):
+                current = provider.inventory[resource_class]
+                inventory[resource_class] = dict(current,
+                                                 reserved=current['total'])
 
     # Spawn ------------------------------------------------------------
 

@@ -170,7 +170,13 @@ class ReserveapiService(fixtures.Fixture):
         response.raise_for_status()
         return response.json()
 
-    def capacity(self):
-        response = requests.get(self.endpoint + '/v1/capacity', timeout=30)
+    def capacity(self, version=None):
+        """``GET /v1/capacity``'s rows, at ``version`` if given."""
+        headers = {}
+        if version is not None:
+            headers['OpenStack-API-Version'] = (
+                'baremetal-reservation %s' % version)
+        response = requests.get(self.endpoint + '/v1/capacity', timeout=30,
+                                headers=headers)
         response.raise_for_status()
         return response.json()['capacity']

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import fixtures
 from nova import objects
@@ -293,3 +294,33 @@ class TestClassInventory(test.NoDBTestCase):
         inventory = driver.class_inventory(row)
         self.assertEqual(0, inventory['total'] - inventory['reserved']
                          - (3 - 1))
+
+
+class TestHoldClassesInUse(test.NoDBTestCase):
+    """A hold's class the service no longer lists stays in the report
+    while Placement still counts an allocation of it, with no room."""
+
+    HOLD = driver.HOLD_CLASS_PREFIX + 'ABC'
+    OTHER = driver.HOLD_CLASS_PREFIX + 'DEF'
+
+    def keep(self, usages):
+        provider = types.SimpleNamespace(uuid='rp', inventory={
+            self.HOLD: {'total': 2, 'reserved': 0},
+            self.OTHER: {'total': 1, 'reserved': 0},
+            'CUSTOM_GOLD': {'total': 4, 'reserved': 0}})
+        inventory = {'CUSTOM_GOLD': {'total': 4, 'reserved': 1}}
+        self.useFixture(fixtures.MockPatchObject(
+            driver, '_provider_usages', return_value=usages))
+        driver.IronicDriver._keep_hold_classes_in_use(None, provider,
+                                                      inventory)
+        return inventory
+
+    def test_kept_while_in_use_dropped_when_not(self):
+        self.assertEqual({'CUSTOM_GOLD': {'total': 4, 'reserved': 1},
+                          self.HOLD: {'total': 2, 'reserved': 2}},
+                         self.keep({self.HOLD: 1, self.OTHER: 0}))
+
+    def test_kept_when_placement_cannot_tell(self):
+        kept = self.keep(None)
+        self.assertEqual({'total': 2, 'reserved': 2}, kept[self.HOLD])
+        self.assertEqual({'total': 1, 'reserved': 1}, kept[self.OTHER])
