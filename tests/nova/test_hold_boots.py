@@ -92,6 +92,13 @@ class TestPinnedHold(base.IronicTestCase):
                                  start + datetime.timedelta(hours=1),
                                  at_end='delete')
         boot_class = hold['boot_resource_class']
+        # An overlapping hold for more than the other nodes is refused.
+        refused = self.assertRaises(
+            client.Conflict, self.holds.create, 'another-project',
+            self.NODES - self.HELD + 1, spec,
+            start + datetime.timedelta(minutes=30),
+            start + datetime.timedelta(hours=2))
+        self.assertEqual('reserveapi.hold_not_admitted', refused.code)
 
         # 1. The worker creates the flavor in Nova and pins two nodes.
         self.reserveapi.run_worker_once()
