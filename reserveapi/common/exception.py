@@ -19,7 +19,8 @@ Anything else that escapes is a bug and becomes a 500, and so does an
 ``InternalOutcome`` (what the domain meets and acts on itself) or a
 ``CommandError`` (what only a command or the worker meets): neither is
 ever an answer, so neither has a status or a code. Every outage of a
-peer service (Ironic, Placement, Nova) is a ``PeerUnavailable``, a 503.
+peer service (Ironic, Placement, Nova, Keystone's limits) is a
+``PeerUnavailable``, a 503.
 (``reserveapi.client``, ``nova`` and ``osc`` ship apart and keep their
 own.)
 """
@@ -342,6 +343,14 @@ class IronicUnavailable(PeerUnavailable):
     def __init__(self, message=None, delivered=True, **kwargs):
         self.delivered = delivered
         super().__init__(message, **kwargs)
+
+
+class KeystoneUnavailable(PeerUnavailable):
+    """Keystone could not tell a project's unified limit (``[holds]
+    unified_limits``): the hold was refused, nothing was changed."""
+
+    code = 'reserveapi.keystone_unavailable'
+    msg_fmt = 'Keystone is unavailable: %(reason)s'
 
 
 class NodeTaken(InternalOutcome):

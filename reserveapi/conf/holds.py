@@ -35,7 +35,23 @@ opts = [
     cfg.IntOpt('max_amount_per_project', default=0, min=0,
                help='Most nodes one project may hold at any one instant, '
                     'summed over its overlapping holds. 0 means no '
-                    'limit.'),
+                    'limit. Not read with unified_limits.'),
+    cfg.BoolOpt('unified_limits', default=False,
+                help='Take the most nodes a project may hold at any one '
+                     'instant from Keystone\'s unified limits instead of '
+                     'max_amount_per_project, so that operators set it per '
+                     'project: the project\'s limit on the resource '
+                     'baremetal_hold_nodes (one for every resource class) '
+                     'of the service and region of the endpoint '
+                     '[oslo_limit] names, else that resource\'s registered '
+                     'limit; -1 means no limit, and with no registered '
+                     'limit a project may hold no node, as oslo.limit '
+                     'reads it. The limit is read at each hold created or '
+                     'changed; while Keystone cannot tell it, the request '
+                     'is refused with 503 reserveapi.keystone_unavailable '
+                     'and nothing changes. [oslo_limit] also needs '
+                     'credentials that may read endpoints (the reader '
+                     'role on the system) and a timeout.'),
     cfg.IntOpt('tend_interval', default=60, min=0,
                help='Seconds between the worker\'s rounds over the holds: '
                     'it creates each hold\'s private flavor in Nova, pins '

@@ -25,12 +25,13 @@ from reserveapi.conf import metrics
 from reserveapi.conf import mirror
 from reserveapi.conf import notifications
 from reserveapi.conf import nova
+from reserveapi.conf import oslo_limit
 from reserveapi.conf import placement
 from reserveapi.conf import reservations
 
 MODULES = (default, api, audit, database, healthcheck, holds, inventory,
-           ironic, matcher, metrics, mirror, notifications, nova, placement,
-           reservations)
+           ironic, matcher, metrics, mirror, notifications, nova, oslo_limit,
+           placement, reservations)
 
 
 def list_opts():

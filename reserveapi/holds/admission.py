@@ -45,6 +45,7 @@ from reserveapi.holds import limits
 from reserveapi.holds import timeline
 from reserveapi.matcher import filters
 from reserveapi.matcher import spec as spec_mod
+from reserveapi.peers import limits as peer_limits
 
 LOG = log.getLogger(__name__)
 CONF = reserveapi.conf.CONF
@@ -308,18 +309,32 @@ def _busy(start_at, end_at, padding):
                    'calendar.' % padding)
 
 
-def _limits():
+def _max_amount(project_id):
+    """The most nodes ``project_id`` may hold at once, None for no limit:
+    its unified limit in Keystone with ``[holds] unified_limits``, else
+    ``[holds] max_amount_per_project``. Read before the guarded
+    transaction: every admission and reservation waits for that one, so
+    it must not wait for Keystone.
+
+    :raises: KeystoneUnavailable
+    """
+    if CONF.holds.unified_limits:
+        return peer_limits.project_limit(project_id)
+    return CONF.holds.max_amount_per_project or None
+
+
+def _limits(max_amount):
     def seconds(value):
         return datetime.timedelta(seconds=value) if value else None
     return limits.Limits(
         max_length=seconds(CONF.holds.max_length),
         max_lead_time=seconds(CONF.holds.max_lead_time),
-        max_amount=CONF.holds.max_amount_per_project or None,
+        max_amount=max_amount,
         stack_gap=datetime.timedelta(seconds=2 * CONF.holds.cleaning_padding))
 
 
 def _check_limits(project_id, resource_class, amount, start_at, end_at, now,
-                  replacing=None):
+                  max_amount, replacing=None):
     """:raises: InvalidHold; HoldQuotaExceeded"""
     _version, live = db_holds.live_holds(now)
     spans = [limits.Span(key=hold.uuid, resource_class=hold.resource_class,
@@ -327,7 +342,7 @@ def _check_limits(project_id, resource_class, amount, start_at, end_at, now,
                          end=hold.end_at)
              for hold in live
              if hold.project_id == project_id and hold.uuid != replacing]
-    limits.check(_limits(), spans,
+    limits.check(_limits(max_amount), spans,
                  limits.Span(key=replacing or 'new',
                              resource_class=resource_class, amount=amount,
                              start=start_at, end=end_at), now,
@@ -342,10 +357,11 @@ def create_hold(project_id, amount, request_spec, start, end,
     ``at_end`` says.
 
     :raises: InvalidRequestSpec; InvalidHold; HoldQuotaExceeded;
-        HoldNotAdmitted
+        HoldNotAdmitted; KeystoneUnavailable
     """
     with metrics.hold_admission('create'):
         spec = spec_mod.parse_request_spec(request_spec)
+        max_amount = _max_amount(project_id)
         now = timeutils.utcnow()
         start_at, end_at = _naive_utc(start), _naive_utc(end)
         busy_from, busy_until = _busy(start_at, end_at,
@@ -366,7 +382,7 @@ def create_hold(project_id, amount, request_spec, start, end,
             # In the turn: two holds of one project at once cannot both
             # pass its limits.
             _check_limits(project_id, spec.resource_class, amount,
-                          start_at, end_at, now)
+                          start_at, end_at, now, max_amount)
             _admit(candidate, now)
 
         hold = db_holds.create_hold(values, admit)
@@ -381,7 +397,8 @@ def update_hold(uuid, end=None, amount=None):
     grows is admitted again, one that shrinks always fits.
 
     :raises: HoldNotFound; Conflict for a cancelled or ended hold;
-        InvalidHold; HoldQuotaExceeded; HoldNotAdmitted
+        InvalidHold; HoldQuotaExceeded; HoldNotAdmitted;
+        KeystoneUnavailable
     """
     current = db_holds.get_hold(uuid)
     now = timeutils.utcnow()
@@ -398,6 +415,7 @@ def update_hold(uuid, end=None, amount=None):
     grows = amount > current.amount or end_at > current.end_at
     # Only a hold that grows is admitted again (and counted).
     with metrics.hold_admission('update', counted=grows):
+        max_amount = _max_amount(current.project_id)
         _busy_from, busy_until = _busy(current.start_at, end_at,
                                        current.padding)
         values = {'end_at': end_at, 'amount': amount,
@@ -409,7 +427,7 @@ def update_hold(uuid, end=None, amount=None):
 
         def admit():
             _check_limits(current.project_id, current.resource_class,
-                          amount, current.start_at, end_at, now,
+                          amount, current.start_at, end_at, now, max_amount,
                           replacing=uuid)
             if grows:
                 _admit(candidate, now, replacing=uuid)

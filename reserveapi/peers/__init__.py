@@ -11,4 +11,5 @@
 # under the License.
 
 """The one way to reach Ironic, Placement and Nova: clients built from each
-peer's options, with one timeout, retry and outage policy."""
+peer's options, with one timeout, retry and outage policy; and the
+projects' limits in Keystone, through oslo.limit."""

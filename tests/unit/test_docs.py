@@ -151,8 +151,15 @@ def problems(text, options, only_our_groups=False):
     for group, opts in options:
         name = getattr(group, 'name', group)
         groups.add(name)
-        conf.register_opts([_optional(opt) for opt in opts],
-                           group=None if name == 'DEFAULT' else name)
+        for opt in opts:
+            try:
+                conf.register_opt(_optional(opt),
+                                  group=None if name == 'DEFAULT' else name)
+            except cfg.DuplicateOptError:
+                # oslo.limit lists options of several keystoneauth1
+                # plugins (username...), alike but for their help: the
+                # generator keeps one of each name, and so does this.
+                pass
     entries = [(section, key) for section, key in _entries(text)
                if not only_our_groups or section in groups]
     for section, key in entries:

@@ -81,8 +81,9 @@ class TestFamily(base.BaseTestCase):
         outages = sorted(error.__name__ for error in _family()
                          if issubclass(error, exception.PeerUnavailable)
                          and error is not exception.PeerUnavailable)
-        self.assertEqual(['IronicUnavailable', 'NovaUnavailable',
-                          'PlacementUnavailable'], outages)
+        self.assertEqual(['IronicUnavailable', 'KeystoneUnavailable',
+                          'NovaUnavailable', 'PlacementUnavailable'],
+                         outages)
         for name in outages:
             error = getattr(exception, name)(reason='down')
             self.assertEqual(503, error.status)

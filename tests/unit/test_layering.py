@@ -30,9 +30,10 @@ SERVER = ('reserveapi.api', 'reserveapi.db', 'reserveapi.reservations',
           'reserveapi.monitoring', 'reserveapi.compat', 'reserveapi.rendering')
 DOMAIN = ('reserveapi.reservations', 'reserveapi.holds', 'reserveapi.mirror',
           'reserveapi.inventory', 'reserveapi.pinning')
-CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1')
+CLIENT_LIBRARIES = ('ironicclient', 'keystoneauth1', 'oslo_limit')
 # What talks to a peer: the client libraries, peers/clients.py that
-# builds every client on them, and the mirror's calls over it.
+# builds every client on them, and the mirror's calls over it. (holds/
+# reads Keystone's limits through peers/limits.py, before its turn.)
 PEERS = CLIENT_LIBRARIES + (
     'reserveapi.peers.clients', 'reserveapi.mirror.placement',
     'reserveapi.mirror.nova', 'reserveapi.mirror.hosts')

@@ -19,6 +19,8 @@ tests/functional/test_holds_admission.py."""
 import datetime
 
 import fixtures
+from keystoneauth1 import exceptions as ks_exc
+from oslo_limit import fixture as limit_fixture
 import prometheus_client
 
 from reserveapi.common import exception
@@ -57,6 +59,7 @@ class TestOutcomeOfAnError(base.TestCase):
                 (exception.HoldNotFound(hold='h'), None),
                 (exception.Conflict(reason='cancelled'), None),
                 (exception.DatabaseUnavailable(), None),
+                (exception.KeystoneUnavailable(reason='down'), None),
                 (RuntimeError('bug'), None)):
             self.assertEqual(outcome, metrics.hold_admission_outcome(error),
                              error)
@@ -139,6 +142,18 @@ class TestCounted(base.TestCase):
         self.stored.side_effect = exception.DatabaseUnavailable()
         self.assertRaises(exception.DatabaseUnavailable, self.create)
         self.assertEqual({}, self.counts())
+
+    def test_keystone_down_is_no_admission_and_takes_no_turn(self):
+        # Asked before the turn, which every admission and reservation
+        # waits for: a Keystone that hangs keeps only this request.
+        keystone = self.useFixture(limit_fixture.LimitFixture({}, {}))
+        keystone.mock_conn.limits.side_effect = ks_exc.ConnectFailure(
+            'refused')
+        self.config(endpoint_id='reserveapi-public', group='oslo_limit')
+        self.config(unified_limits=True, group='holds')
+        self.assertRaises(exception.KeystoneUnavailable, self.create)
+        self.assertEqual({}, self.counts())
+        self.stored.assert_not_called()
 
     def test_updates_counted_only_when_they_grow(self):
         self.current = self.create()
