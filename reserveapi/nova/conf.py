@@ -20,13 +20,11 @@ Listed for oslo-config-generator under the ``reserveapi.nova`` namespace
 
 import copy
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from reserveapi.client import base as client_base
+from reserveapi.client import conf as client_conf
 
-GROUP = 'reserveapi'
-SERVICE_TYPE = client_base.SERVICE_TYPE
+GROUP = client_conf.GROUP
 
 driver_opts = [
     cfg.BoolOpt('required', default=True,
@@ -67,31 +65,19 @@ aggregate_hook_opts = [
 ]
 
 
-def _adapter_opts():
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
-    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
-                     valid_interfaces=['internal', 'public'])
-    return opts
-
-
 def register_opts(conf):
     """The whole ``[reserveapi]`` group, for the driver and the hook alike
     (registering it again, from the other module, changes nothing).
     """
     conf.register_opts(driver_opts + aggregate_hook_opts, group=GROUP)
-    conf.register_opts(_adapter_opts(), group=GROUP)
-    ks_loading.register_session_conf_options(conf, GROUP)
-    ks_loading.register_auth_conf_options(conf, GROUP)
+    client_conf.register_keystoneauth_opts(conf, GROUP)
 
 
 def list_opts():
     """[(group, opts)] for the ``reserveapi.nova`` generator namespace."""
-    opts = (driver_opts + aggregate_hook_opts + _adapter_opts()
-            + ks_loading.get_session_conf_options()
-            + ks_loading.get_auth_common_conf_options()
-            + ks_loading.get_auth_plugin_conf_options('password'))
-    unique = {opt.dest: opt for opt in opts}
-    return [(GROUP, [copy.deepcopy(opt) for opt in unique.values()])]
+    return [(GROUP, [copy.deepcopy(opt) for opt
+                     in driver_opts + aggregate_hook_opts]
+             + client_conf.listed_keystoneauth_opts())]
 
 
 def load_adapter(conf, timeout=None):
@@ -99,11 +85,4 @@ def load_adapter(conf, timeout=None):
     replaces the session's ``[reserveapi] timeout`` (Keystone's token
     requests included).
     """
-    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
-    session_kwargs = {'auth': auth}
-    if timeout is not None:
-        session_kwargs['timeout'] = timeout
-    session = ks_loading.load_session_from_conf_options(conf, GROUP,
-                                                        **session_kwargs)
-    return ks_loading.load_adapter_from_conf_options(
-        conf, GROUP, session=session, auth=auth)
+    return client_conf.load_adapter(conf, GROUP, timeout)

@@ -46,6 +46,13 @@ DOC = ROOT / 'doc' / 'source'
 GENERATOR = ROOT / 'etc' / 'reserveapi' / 'config-generator.conf'
 NOVA_GENERATOR = ROOT / 'etc' / 'reserveapi' / 'nova-config-generator.conf'
 NOVA_CAPTION = re.compile(r'^\s*:caption: nova\.conf\s*$')
+BLAZAR_GENERATOR = (ROOT / 'etc' / 'reserveapi'
+                    / 'blazar-config-generator.conf')
+BLAZAR_CAPTION = re.compile(r'^\s*:caption: blazar\.conf\s*$')
+OTHER_SERVICES = ((NOVA_CAPTION, NOVA_GENERATOR),
+                  (BLAZAR_CAPTION, BLAZAR_GENERATOR))
+"""Another service's file, by its caption, and the generator of what of
+it is ours (its ``[reserveapi]``)."""
 FOREIGN_CAPTION = re.compile(r'^\s*:caption: kolla-build\.conf\s*$')
 # Another program's file, with options of its own (Kolla's build).
 DIRECTIVE = re.compile(r'^(\s*)\.\. code-block:: ini\s*$')
@@ -80,11 +87,14 @@ def ini_snippets():
             match = DIRECTIVE.match(line)
             if match and not any(FOREIGN_CAPTION.match(option) for option
                                  in lines[number + 1:number + 4]):
-                nova = any(NOVA_CAPTION.match(option)
-                           for option in lines[number + 1:number + 4])
+                generator = next(
+                    (generator for caption, generator in OTHER_SERVICES
+                     if any(caption.match(option)
+                            for option in lines[number + 1:number + 4])),
+                    GENERATOR)
                 yield (path.relative_to(ROOT), number + 1,
                        _block(lines[number + 1:], len(match.group(1))),
-                       NOVA_GENERATOR if nova else GENERATOR)
+                       generator)
 
 
 def _block(lines, indent):
@@ -226,13 +236,14 @@ class TestConfigurationSnippets(base.BaseTestCase):
     def test_every_snippet_parses_with_our_options(self):
         snippets = list(ini_snippets())
         self.assertGreaterEqual(len(snippets), 7)
-        self.assertIn(NOVA_GENERATOR, [item[3] for item in snippets])
+        for _caption, generator in OTHER_SERVICES:
+            self.assertIn(generator, [item[3] for item in snippets])
         found = {}
         for path, line, text, generator in snippets:
-            nova = generator == NOVA_GENERATOR
-            options = _options(generator) if nova else self.options
+            other = generator != GENERATOR
+            options = _options(generator) if other else self.options
             found.update({'%s:%d: %s' % (path, line, problem): text
-                          for problem in problems(text, options, nova)})
+                          for problem in problems(text, options, other)})
         self.assertEqual({}, found)
 
     def test_the_check_catches_drift(self):

@@ -113,6 +113,8 @@ FORBIDDEN = {
     'client': SERVER + WEB,
     # The Nova side and the openstackclient plugin use reserveapi.client.
     'nova': SERVER + WEB,
+    # Blazar's resource plugin, inside blazar-manager: the client too.
+    'blazar': SERVER + WEB,
     'osc': SERVER + WEB + ('oslo_db', 'oslo_config'),
 }
 # Entry points and glue, which may import any layer.
@@ -191,18 +193,24 @@ class TestLayering(base.BaseTestCase):
         self.assertGreater(checked, 50)
         self.assertEqual([], violations)
 
-    def test_nova_side_uses_only_the_client(self):
-        """reserveapi/nova/ runs inside nova-compute: of reserveapi it may
-        import only the client (and itself).
-        """
-        nova_side = sorted((PACKAGE / 'nova').rglob('*.py'))
-        self.assertGreater(len(nova_side), 3)
+    def assertUsesOnlyTheClient(self, side):
+        """reserveapi/<side>/ runs inside another service's process: of
+        reserveapi it may import only the client (and itself)."""
+        modules = sorted((PACKAGE / side).rglob('*.py'))
+        self.assertGreaterEqual(len(modules), 2)
         outside = [
             '%s imports %s' % (path.relative_to(PACKAGE.parent), name)
-            for path in nova_side for name in _imports(path)
+            for path in modules for name in _imports(path)
             if name.startswith('reserveapi.')
-            and not name.startswith(('reserveapi.client', 'reserveapi.nova'))]
+            and not name.startswith(('reserveapi.client',
+                                     'reserveapi.' + side))]
         self.assertEqual([], outside)
+
+    def test_nova_side_uses_only_the_client(self):
+        self.assertUsesOnlyTheClient('nova')
+
+    def test_blazar_plugin_uses_only_the_client(self):
+        self.assertUsesOnlyTheClient('blazar')
 
     def test_only_the_notifications_module_talks_to_the_bus(self):
         # And loads oslo.messaging only when notifications are configured

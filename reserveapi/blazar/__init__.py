@@ -1,0 +1,19 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The Blazar side of reserveapi: a resource plugin that blazar-manager
+loads, so that a Blazar lease of bare metal nodes becomes a hold in the
+reservation service, which alone decides whether it fits.
+
+It runs inside blazar-manager: it imports Blazar and
+``reserveapi.client``, never the server (doc/source/blazar.rst).
+"""
