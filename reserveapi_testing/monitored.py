@@ -193,6 +193,9 @@ class MonitoredDeployment(fixtures.Fixture):
             '[mirror]', 'inline_timeout = 1', 'retry_interval = 1',
             'backoff_base = 1', 'backoff_max = 2', 'lease_timeout = 5',
             'reconcile_interval = 0',
+            # Every job at least every few seconds: a test waits for
+            # each one failing in an outage to come back.
+            '[holds]', 'tend_interval = 2',
             '[placement]', 'auth_type = admin_token',
             'endpoint = %s' % self.placement.endpoint,
             'token = %s' % placement_fixture.NOAUTH_TOKEN,
