@@ -15,8 +15,10 @@ create its private flavor in Nova, pin its nodes from its start, give
 back pins left idle, warn before its end, and carry the end out.
 
 Each step reads what is stored and is safe to repeat, so a round that
-stops part-way (Nova down, the worker killed) is finished by the next:
-nothing is lost. A hold's end is done once ``finished_at`` is set.
+stops part-way (Nova down, the worker killed) is finished by the next,
+and workers may tend the same hold at once: nothing is lost or done
+twice. A hold's end is done once ``finished_at`` is set; its events go
+out once, from the worker that marks it.
 """
 
 import datetime
@@ -117,10 +119,10 @@ def _warn(hold, now):
         return
     if now < hold.end_at - datetime.timedelta(seconds=notice):
         return
-    # Stored first: a worker killed in between sends none rather than
-    # two.
-    db_holds.set_hold_fields(hold.uuid, {'warned_at': now})
-    notifications.hold_ending(hold, admission.state(hold, now))
+    # Marked first: a worker killed in between sends none rather than
+    # two, and of workers at once only the one that marks it sends it.
+    if db_holds.mark(hold.uuid, 'warned_at', now):
+        notifications.hold_ending(hold, admission.state(hold, now))
 
 
 def _reclaim_idle(hold, now):
@@ -167,7 +169,8 @@ def _finish(hold, now):
                 deleted.append(boot.instance_uuid)
     if hold.flavor_id is not None:
         nova_peer.NovaClient().delete_flavor(hold.flavor_id)
-    db_holds.set_hold_fields(hold.uuid, {'finished_at': now})
+    if not db_holds.mark(hold.uuid, 'finished_at', now):
+        return  # another worker carried it out at the same time
     LOG.info('Hold %s %s: %s', hold.uuid, admission.state(hold, now),
              'deleted %d instances through Nova' % len(deleted)
              if hold.at_end == 'delete' else 'its instances are kept')

@@ -245,9 +245,9 @@ def add_reclaimed(session, hold_id, count):
 
 @base.retrying()
 def set_hold_fields(uuid, values):
-    """Write what tending a hold found (``shortfall``, ``flavor_id``,
-    ``warned_at``, ``finished_at``): none of it changes what the hold
-    asks of the others, so the guard stays.
+    """Write what tending a hold found (``shortfall``, ``flavor_id``):
+    none of it changes what the hold asks of the others, so the guard
+    stays.
 
     :raises: DBError
     """
@@ -255,6 +255,23 @@ def set_hold_fields(uuid, values):
     with base.writer() as session:
         session.execute(sa.update(hold).where(hold.uuid == uuid).values(
             dict(values, updated_at=timeutils.utcnow())))
+
+
+@base.retrying()
+def mark(uuid, column, now):
+    """Set the hold's ``column`` (``warned_at``, ``finished_at``) to
+    ``now`` unless it is set already; whether this call set it. Workers
+    may tend the same hold at once: only the one that marks it sends
+    the event.
+
+    :raises: DBError
+    """
+    hold = models.Hold
+    with base.writer() as session:
+        return bool(session.execute(
+            sa.update(hold).where(hold.uuid == uuid,
+                                  getattr(hold, column).is_(None))
+            .values({column: now, 'updated_at': now})).rowcount)
 
 
 def unfinished_holds():

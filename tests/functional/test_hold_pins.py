@@ -320,3 +320,22 @@ class TestConcurrentBoots(PinsTestCase):
         self.assertEqual(len(live), len({r.node_uuid for r in live}))
         self.assertEqual(admission.Usage(in_use=3), self.usage(hold))
         self.assertKept()
+
+
+class TestWorkersAtOnce(PinsTestCase):
+    """Two workers that read the same hold before either tended it: the
+    warning and the end's event go out once."""
+
+    scenarios = base.SERVER_BACKENDS
+
+    def test_events_once(self):
+        self.config(end_notice=600, group='holds')
+        hold = self.read(self.running(1, at_end='delete'))
+        later = self.now.replace(tzinfo=None) + HOUR
+        for _worker in range(2):
+            pinning._warn(hold, later - datetime.timedelta(seconds=60))
+        for _worker in range(2):
+            pinning._finish(hold, later + HOUR)
+        self.assertEqual(1, self.events.hold_ending.call_count)
+        self.assertEqual(1, self.events.hold_finished.call_count)
+        self.assertIsNotNone(self.read(hold).finished_at)
