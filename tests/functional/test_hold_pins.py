@@ -326,7 +326,7 @@ class TestWorkersAtOnce(PinsTestCase):
     """Two workers that read the same hold before either tended it: the
     warning and the end's event go out once."""
 
-    scenarios = base.SERVER_BACKENDS
+    scenarios = base.EVERY_BACKEND
 
     def test_events_once(self):
         self.config(end_notice=600, group='holds')
