@@ -86,8 +86,7 @@ def _tend(hold, now):
     if state == admission.PENDING:
         return failures
     _warn(hold, now)
-    _reclaim_idle(hold, now)
-    _pin_missing(db_holds.get_hold(hold.uuid))
+    _pin_missing(_reclaim_idle(hold, now))
     return failures
 
 
@@ -126,18 +125,22 @@ def _warn(hold, now):
 
 
 def _reclaim_idle(hold, now):
+    """Give back the pins idle for ``[holds] pin_idle_time``; the hold as
+    it now is (it keeps that many fewer)."""
     idle_time = CONF.holds.pin_idle_time
     if not idle_time:
-        return
+        return hold
     idle = db_reservations.list_pins(
         hold.id, created_before=now - datetime.timedelta(seconds=idle_time))
     freed = reservations.unpin(idle, reclaimed_from=hold.id)
-    if freed:
-        LOG.info('Hold %s: gave back %d pins unused for %d s', hold.uuid,
-                 len(freed), idle_time)
-        after = db_holds.get_hold(hold.uuid)
-        notifications.hold_reclaimed(after, admission.state(after, now),
-                                     [pin.node_uuid for pin in freed])
+    if not freed:
+        return hold
+    LOG.info('Hold %s: gave back %d pins unused for %d s', hold.uuid,
+             len(freed), idle_time)
+    after = db_holds.get_hold(hold.uuid)
+    notifications.hold_reclaimed(after, admission.state(after, now),
+                                 [pin.node_uuid for pin in freed])
+    return after
 
 
 def _pin_missing(hold):

@@ -185,19 +185,8 @@ class HoldService(reserveapi_service.ReserveapiService):
             'mirror': {'inline_timeout': 0},
             'placement': {'auth_type': 'none',
                           'endpoint_override': 'http://127.0.0.1:9'},
-            'keystone_authtoken': {
-                'www_authenticate_uri': keystone.auth_url,
-                'auth_url': keystone.auth_url,
-                'auth_type': 'password',
-                'username': keystone_fixture.SERVICE_USER,
-                'password': keystone.passwords[keystone_fixture.SERVICE_USER],
-                'user_domain_id': keystone_fixture.DEFAULT_DOMAIN,
-                'project_name': 'service',
-                'project_domain_id': keystone_fixture.DEFAULT_DOMAIN,
-                'region_name': keystone_fixture.REGION,
-                'interface': 'public',
-                'service_type': RESERVEAPI_SERVICE_TYPE,
-            },
+            'keystone_authtoken': keystone.authtoken_options(
+                RESERVEAPI_SERVICE_TYPE),
         }
         for section, options in self.sections.items():
             sections.setdefault(section, {}).update(options)

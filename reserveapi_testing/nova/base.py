@@ -21,6 +21,7 @@ service (``reserveapi_testing.nova.reserveapi_service``, one per test), whose
 inventory is that Ironic and which claims the nodes it reserves there.
 """
 
+import collections
 import copy
 import os
 import sys
@@ -248,6 +249,33 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
         return self.placement.get(
             '/resource_providers/%s/inventories' % provider_uuid
         ).body['inventories']
+
+    def allocated_consumers(self):
+        """{consumer: [provider, ...]} of every host's compute node."""
+        consumers = collections.defaultdict(list)
+        for node in self.compute_nodes():
+            for consumer in self.placement.get(
+                    '/resource_providers/%s/allocations' % node.uuid
+            ).body['allocations']:
+                consumers[consumer].append(node.uuid)
+        return dict(consumers)
+
+    def assert_placement_matches_reservations(self, active):
+        """Every ``active`` server has one reservation and one allocation,
+        on one provider; no node is in two reservations. The
+        reservations."""
+        reservations = self.reserveapi.reservations()
+        nodes = collections.Counter(r['node_uuid'] for r in reservations)
+        self.assertEqual([], [node for node, count in nodes.items()
+                              if count > 1])
+        self.assertEqual(sorted(server['id'] for server in active),
+                         sorted(r['instance_uuid'] for r in reservations))
+        consumers = self.allocated_consumers()
+        self.assertEqual(sorted(r['instance_uuid'] for r in reservations),
+                         sorted(consumers))
+        self.assertEqual([1] * len(consumers),
+                         [len(providers) for providers in consumers.values()])
+        return reservations
 
     def stop_compute(self, host):
         """As if the host died: the service stops and is reported down."""

@@ -37,7 +37,6 @@ from blazarclient import client as blazar_client
 from blazarclient import exception as blazar_exception
 import fixtures
 from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
 import testtools
 from testtools import content
 
@@ -111,14 +110,9 @@ class BlazarTestCase(testtools.TestCase):
     def session(self, persona):
         """A keystoneauth session with ``persona``'s password, scoped as
         the persona is."""
-        user = keystone_fixture.PERSONAS[persona]
-        scope = self.keystone.scope_of(persona)
-        auth = v3.Password(
-            auth_url=self.keystone.auth_url, username=user.user,
-            user_domain_name=user.domain,
-            password=self.keystone.passwords[user.user],
-            project_id=scope['project']['id'])
-        session = ks_session.Session(auth=auth, timeout=REQUEST_TIMEOUT)
+        session = ks_session.Session(
+            auth=self.keystone.password_auth(persona),
+            timeout=REQUEST_TIMEOUT)
         self.addCleanup(session.session.close)
         return session
 

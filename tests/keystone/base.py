@@ -32,7 +32,6 @@ import uuid
 import fixtures
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
 import requests
 
 from reserveapi import client
@@ -75,24 +74,11 @@ def _authtoken_config(keystone, overrides):
     """The reserveapi.conf an operator would write for this Keystone;
     ``overrides`` change ``[keystone_authtoken]`` options (None: unset).
     """
-    authtoken = {
-        'www_authenticate_uri': keystone.auth_url,
-        'auth_url': keystone.auth_url,
-        'auth_type': 'password',
-        'username': keystone_fixture.SERVICE_USER,
-        'password': keystone.passwords[keystone_fixture.SERVICE_USER],
-        'user_domain_id': keystone_fixture.DEFAULT_DOMAIN,
-        'project_name': 'service',
-        'project_domain_id': keystone_fixture.DEFAULT_DOMAIN,
-        'region_name': keystone_fixture.REGION,
-        'interface': 'public',
-        # Our catalog type: without it auth_token refuses every token of
-        # an application credential with access rules.
-        'service_type': microversion.SERVICE_TYPE,
+    authtoken = dict(
+        keystone.authtoken_options(microversion.SERVICE_TYPE),
         # Validate every token with Keystone, so that a revoked token is
         # refused at once; a cache keeps honouring it until it times out.
-        'token_cache_time': -1,
-    }
+        token_cache_time=-1)
     authtoken.update(overrides)
     return '\n'.join([
         '[api]',
@@ -202,14 +188,9 @@ class KeystoneTestCase(base.DBTestCase):
         """reserveapi.client as Nova builds it: a keystoneauth1 session
         with the persona's password, the endpoint of this test's server.
         """
-        user = keystone_fixture.PERSONAS[persona]
-        scope = self.keystone.scope_of(persona)
-        auth = v3.Password(
-            auth_url=self.keystone.auth_url, username=user.user,
-            user_domain_name=user.domain,
-            password=self.keystone.passwords[user.user],
-            project_id=scope['project']['id'])
-        session = ks_session.Session(auth=auth, timeout=REQUEST_TIMEOUT)
+        session = ks_session.Session(
+            auth=self.keystone.password_auth(persona),
+            timeout=REQUEST_TIMEOUT)
         self.addCleanup(session.session.close)
         return client.ReservationClient(session, endpoint_override=self.url)
 

@@ -17,7 +17,6 @@ other nodes; the end deletes its instances through Nova and frees the
 capacity. Allocations equal reservations throughout, and no node is
 ever in two of them."""
 
-import collections
 import datetime
 import time
 
@@ -59,26 +58,6 @@ class TestPinnedHold(base.IronicTestCase):
         (row,) = [row for row in self.reserveapi.capacity(version='1.6')
                   if row['resource_class'] == resource_class]
         return row
-
-    def assert_placement_matches_reservations(self, servers):
-        """Every live server has one reservation and one allocation, on
-        one provider, of one node; no node in two reservations."""
-        reservations = self.reserveapi.reservations()
-        nodes = collections.Counter(r['node_uuid'] for r in reservations)
-        self.assertEqual([], [node for node, count in nodes.items()
-                              if count > 1])
-        self.assertEqual(sorted(server['id'] for server in servers),
-                         sorted(r['instance_uuid'] for r in reservations))
-        consumers = collections.defaultdict(list)
-        for node in self.compute_nodes():
-            for consumer in self.placement.get(
-                    '/resource_providers/%s/allocations' % node.uuid
-            ).body['allocations']:
-                consumers[consumer].append(node.uuid)
-        self.assertEqual(sorted(server['id'] for server in servers),
-                         sorted(consumers))
-        self.assertEqual([[1]] * len(consumers), [
-            [len(providers)] for providers in consumers.values()])
 
     def test_boots_take_the_pins_and_the_end_deletes_them(self):
         project = self.api.project_id

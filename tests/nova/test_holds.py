@@ -73,30 +73,6 @@ class TestPendingHold(base.IronicTestCase):
                   if row['resource_class'] == base.RESOURCE_CLASS]
         return row
 
-    def allocated_consumers(self):
-        """{consumer: [provider, ...]} of every host's compute node."""
-        consumers = collections.defaultdict(list)
-        for node in self.compute_nodes():
-            for consumer in self.placement.get(
-                    '/resource_providers/%s/allocations' % node.uuid
-            ).body['allocations']:
-                consumers[consumer].append(node.uuid)
-        return dict(consumers)
-
-    def assert_placement_matches_reservations(self, active):
-        reservations = self.reserveapi.reservations()
-        nodes = collections.Counter(r['node_uuid'] for r in reservations)
-        self.assertEqual([], [node for node, count in nodes.items()
-                              if count > 1])
-        self.assertEqual(sorted(server['id'] for server in active),
-                         sorted(r['instance_uuid'] for r in reservations))
-        consumers = self.allocated_consumers()
-        self.assertEqual(sorted(r['instance_uuid'] for r in reservations),
-                         sorted(consumers))
-        self.assertEqual([1] * len(consumers),
-                         [len(providers) for providers in consumers.values()])
-        return reservations
-
     def test_pending_hold_is_reserved_in_placement_until_cancelled(self):
         for compute in self.computes.values():
             self.assertEqual(client_base.PINS_VERSION,
