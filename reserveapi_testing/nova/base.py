@@ -34,6 +34,7 @@ from nova import test
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
+from nova.tests.functional.api import client as nova_api_client
 from openstack import proxy as sdk_proxy
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 
@@ -234,8 +235,27 @@ class IronicTestCase(test.TestCase, integrated_helpers.InstanceHelperMixin):
     def delete_and_wait(self, servers):
         for server in servers:
             self.api.delete_server(server['id'])
+        self.wait_until_gone(servers)
+
+    def wait_until_gone(self, servers):
+        """Wait until every server is deleted. One that goes to ERROR
+        instead fails the test with its fault, whose message and details
+        (for an admin, the traceback) say why."""
+        deadline = time.monotonic() + WAIT_TIMEOUT
         for server in servers:
-            self._wait_until_deleted(server)
+            while True:
+                try:
+                    current = self.api.get_server(server['id'])
+                except nova_api_client.OpenStackApiNotFoundException:
+                    break
+                self.assertNotEqual(
+                    'ERROR', current['status'],
+                    'server %s went to ERROR instead of going: %s' % (
+                        server['id'], current.get('fault')))
+                self.assertLess(time.monotonic(), deadline,
+                                'server %s is still %s' % (
+                                    server['id'], current['status']))
+                time.sleep(0.2)
 
     def ironic_nodes(self):
         return {node['uuid']: node for node in self.ironic.list_nodes(

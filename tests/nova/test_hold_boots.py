@@ -155,8 +155,7 @@ class TestPinnedHold(base.IronicTestCase):
             datetime.timezone.utc) + datetime.timedelta(seconds=2))
         time.sleep(2)
         self.reserveapi.run_worker_once()
-        for server in held:
-            self._wait_until_deleted(server)
+        self.wait_until_gone(held)
         self.assertEqual('ended', self.holds.get(hold['uuid'])['state'])
         self.assertRaises(nova_api_client.OpenStackApiNotFoundException,
                           self.api.get_flavor, hold['flavor_id'])
