@@ -107,6 +107,28 @@ def _provider_usages(provider_uuid):
     return response.json()['usages']
 
 
+def _delete_resource_class(name):
+    """Delete the custom resource class ``name`` from Placement. True
+    when that is settled: it is gone, or another provider still has
+    inventory of it (409), whose host deletes it when it drops it in
+    turn. False when Placement could not be asked: try again."""
+    try:
+        response = report.report_client_singleton().delete(
+            '/resource_classes/%s' % name, version='1.2')
+    except (ks_exc.ClientException, exception.NovaException) as error:
+        LOG.warning('Could not delete resource class %s from Placement: '
+                    '%s', name, error)
+        return False
+    if response.status_code == 204:
+        LOG.info('Deleted resource class %s from Placement: its hold is '
+                 'over.', name)
+    elif response.status_code not in (404, 409):
+        LOG.warning('Could not delete resource class %s from Placement: '
+                    '%s', name, response.status_code)
+        return False
+    return True
+
+
 def ironic_partition():
     """This host's Ironic partition, from nova.conf's ``[ironic] shard``
     and ``conductor_group`` as the stock driver reads them: an empty
@@ -197,6 +219,9 @@ class IronicDriver(stock.StockDriver):
         self._partition = {}
         self._summary = _Cached(
             self._read_summary, lambda: CONF.reserveapi.inventory_cache_time)
+        # Classes of holds that are over, which this host's report drops:
+        # deleted from Placement once the drop is sent.
+        self._hold_classes_dropped = set()
 
     # Start-up ---------------------------------------------------------
 
@@ -334,18 +359,24 @@ class IronicDriver(stock.StockDriver):
             if not row['resource_class'] or not row['total']:
                 continue
             inventory[row['resource_class']] = class_inventory(row)
-        self._keep_hold_classes_in_use(provider_tree.data(nodename),
-                                       inventory)
+        provider = provider_tree.data(nodename)
+        self._delete_dropped_hold_classes(provider)
+        self._keep_hold_classes_in_use(
+            provider, inventory,
+            {row['resource_class'] for row in summary['capacity']})
         provider_tree.update_inventory(nodename, inventory)
         provider_tree.update_traits(nodename, summary['traits'])
 
-    def _keep_hold_classes_in_use(self, provider, inventory):
-        """Keep a hold's class the summary no longer lists (the hold is
+    def _keep_hold_classes_in_use(self, provider, inventory, listed):
+        """Keep a hold's class with no room in the summary (the hold is
         over, or its boots were released) while Placement still counts an
         allocation of it here, every unit reserved: Placement refuses to
         drop inventory in use, which would fail the whole report, and
         the delete of the instance whose release dropped it. Nova deletes
         the allocation right after; the next report drops the class.
+
+        A dropped class the service no longer ``listed`` is a hold's that
+        is over: it is deleted once this drop is sent.
         """
         dropped = [resource_class for resource_class in provider.inventory
                    if resource_class.startswith(HOLD_CLASS_PREFIX)
@@ -358,6 +389,21 @@ class IronicDriver(stock.StockDriver):
                 current = provider.inventory[resource_class]
                 inventory[resource_class] = dict(current,
                                                  reserved=current['total'])
+            elif resource_class not in listed:
+                self._hold_classes_dropped.add(resource_class)
+
+    def _delete_dropped_hold_classes(self, provider):
+        """Delete from Placement the classes of holds that are over, once
+        this host's report has dropped them, so that they do not pile up.
+        Placement refuses while another provider still has the class: the
+        host that drops it last deletes it. If that host restarts in
+        between, the class stays: ``openstack resource class delete``
+        removes it.
+        """
+        for resource_class in sorted(self._hold_classes_dropped
+                                     - set(provider.inventory)):
+            if _delete_resource_class(resource_class):
+                self._hold_classes_dropped.discard(resource_class)
 
     # Spawn ------------------------------------------------------------
 

@@ -173,3 +173,8 @@ class TestPinnedHold(base.IronicTestCase):
         for provider in self.compute_nodes():
             self.assertNotIn(boot_class, self.provider_inventory(
                 provider.uuid))
+        # Once no host has it, the next reports delete the class itself:
+        # the classes of holds that are over do not pile up in Placement.
+        self._run_periodics()
+        self.assertEqual(404, self.placement.get(
+            '/resource_classes/' + boot_class, version='1.2').status)

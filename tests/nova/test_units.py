@@ -22,6 +22,7 @@ import sys
 import types
 
 import fixtures
+from keystoneauth1 import exceptions as ks_exc
 from nova import objects
 from nova import test
 from nova import utils as nova_utils
@@ -303,7 +304,11 @@ class TestHoldClassesInUse(test.NoDBTestCase):
     HOLD = driver.HOLD_CLASS_PREFIX + 'ABC'
     OTHER = driver.HOLD_CLASS_PREFIX + 'DEF'
 
-    def keep(self, usages):
+    def setUp(self):
+        super().setUp()
+        self.driver = types.SimpleNamespace(_hold_classes_dropped=set())
+
+    def keep(self, usages, listed=()):
         provider = types.SimpleNamespace(uuid='rp', inventory={
             self.HOLD: {'total': 2, 'reserved': 0},
             self.OTHER: {'total': 1, 'reserved': 0},
@@ -311,16 +316,71 @@ class TestHoldClassesInUse(test.NoDBTestCase):
         inventory = {'CUSTOM_GOLD': {'total': 4, 'reserved': 1}}
         self.useFixture(fixtures.MockPatchObject(
             driver, '_provider_usages', return_value=usages))
-        driver.IronicDriver._keep_hold_classes_in_use(None, provider,
-                                                      inventory)
+        driver.IronicDriver._keep_hold_classes_in_use(
+            self.driver, provider, inventory, {'CUSTOM_GOLD', *listed})
         return inventory
 
     def test_kept_while_in_use_dropped_when_not(self):
         self.assertEqual({'CUSTOM_GOLD': {'total': 4, 'reserved': 1},
                           self.HOLD: {'total': 2, 'reserved': 2}},
                          self.keep({self.HOLD: 1, self.OTHER: 0}))
+        # The hold of the class dropped is over: its class is to go.
+        self.assertEqual({self.OTHER}, self.driver._hold_classes_dropped)
+
+    def test_class_of_a_running_hold_is_dropped_not_deleted(self):
+        # A running hold with no room (its pins reclaimed) is listed.
+        self.keep({self.HOLD: 1, self.OTHER: 0}, listed=[self.OTHER])
+        self.assertEqual(set(), self.driver._hold_classes_dropped)
 
     def test_kept_when_placement_cannot_tell(self):
         kept = self.keep(None)
         self.assertEqual({'total': 2, 'reserved': 2}, kept[self.HOLD])
         self.assertEqual({'total': 1, 'reserved': 1}, kept[self.OTHER])
+        self.assertEqual(set(), self.driver._hold_classes_dropped)
+
+
+class TestDroppedHoldClassesDeleted(test.NoDBTestCase):
+    """A class dropped for a hold that is over is deleted from Placement
+    once the report without it is sent; it is asked again only when
+    Placement could not answer."""
+
+    HOLD = driver.HOLD_CLASS_PREFIX + 'ABC'
+    OTHER = driver.HOLD_CLASS_PREFIX + 'DEF'
+
+    def delete(self, statuses, inventory):
+        self.deleted = []
+
+        def delete(url, version):
+            self.deleted.append((url, version))
+            status = statuses[url.rsplit('/', 1)[1]]
+            if isinstance(status, Exception):
+                raise status
+            return types.SimpleNamespace(status_code=status)
+
+        placement = types.SimpleNamespace(delete=delete)
+        self.useFixture(fixtures.MockPatch(
+            'nova.scheduler.client.report.report_client_singleton',
+            return_value=placement))
+        compute = types.SimpleNamespace(
+            _hold_classes_dropped={self.HOLD, self.OTHER})
+        driver.IronicDriver._delete_dropped_hold_classes(
+            compute, types.SimpleNamespace(inventory=inventory))
+        return compute._hold_classes_dropped
+
+    def test_deleted_once_the_drop_is_sent(self):
+        # OTHER is still in the provider's inventory: not sent yet.
+        left = self.delete({self.HOLD: 204}, {self.OTHER: {'total': 1}})
+        self.assertEqual({self.OTHER}, left)
+        self.assertEqual([('/resource_classes/' + self.HOLD, '1.2')],
+                         self.deleted)
+
+    def test_gone_or_kept_by_another_host_is_settled(self):
+        self.assertEqual(set(), self.delete({self.HOLD: 404,
+                                             self.OTHER: 409}, {}))
+        self.assertEqual(2, len(self.deleted))
+
+    def test_asked_again_when_placement_cannot_answer(self):
+        left = self.delete(
+            {self.HOLD: 503,
+             self.OTHER: ks_exc.ConnectFailure('placement is down')}, {})
+        self.assertEqual({self.HOLD, self.OTHER}, left)
