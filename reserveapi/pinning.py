@@ -69,13 +69,16 @@ def tend(now=None):
     """
     now = now or timeutils.utcnow()
     failures = []
+    # Nodes of the projects' ordinary reservations counted for a hold
+    # this round: each fills one hold.
+    filled = set()
     for hold in db_holds.unfinished_holds():
-        failures.extend(_tend(hold, now))
+        failures.extend(_tend(hold, now, filled))
     if failures:
         raise failures[0]
 
 
-def _tend(hold, now):
+def _tend(hold, now, filled):
     """The steps due for ``hold``; the Nova failures met."""
     state = admission.state(hold, now)
     if state in (admission.CANCELLED, admission.ENDED):
@@ -86,7 +89,7 @@ def _tend(hold, now):
     if state == admission.PENDING:
         return failures
     _warn(hold, now)
-    _pin_missing(_reclaim_idle(hold, now))
+    _pin_missing(_reclaim_idle(hold, now), filled)
     return failures
 
 
@@ -143,12 +146,16 @@ def _reclaim_idle(hold, now):
     return after
 
 
-def _pin_missing(hold):
-    """Pin what the hold keeps beyond its pins and its boots; record
+def _pin_missing(hold, filled):
+    """Pin what the hold keeps beyond its boots and its project's
+    ordinary reservations that fill it (admission.ordinary_fill); record
     how many could not be found (``degraded`` while any). Pins beyond
-    that (a boot pinned for itself while a round did) are freed."""
+    that (a boot pinned for itself while a round did, or the project
+    reserved through its usual flavor since) are freed."""
     usage = admission.usage([hold])[hold.uuid]
-    missing = hold.kept - usage.pinned - usage.in_use
+    wanted = hold.kept - usage.in_use
+    wanted -= admission.ordinary_fill(hold, wanted, filled)
+    missing = wanted - usage.pinned
     shortfall = 0
     if missing > 0:
         shortfall = missing - reservations.pin(hold, missing)

@@ -332,9 +332,11 @@ def usage(hold_ids, host=None):
     return {hold_id: tuple(counts) for hold_id, counts in found.items()}
 
 
-def project_reservations_since(project_id, since):
+def project_reservations_since(project_id, since, ordinary=False):
     """The nodes held by live reservations of ``project_id`` made at or
     after ``since``: the project's boots during its hold, which fill it.
+    ``ordinary``: only those not made through a hold (no pins, no boots
+    of a hold's class).
 
     Each a NodeRecord without its reservation, as a candidate is, for
     the matcher to check against the hold's spec; by id.
@@ -347,6 +349,8 @@ def project_reservations_since(project_id, since):
              .where(reservation.project_id == project_id,
                     reservation.created_at >= since)
              .order_by(node.id))
+    if ordinary:
+        query = query.where(reservation.hold_id.is_(None))
     with base.reader() as session:
         return [records.node_record(row) for row in session.scalars(query)]
 

@@ -200,6 +200,28 @@ def _promise_of(hold):
                     hold.busy_until, hold.shard, hold.conductor_group)
 
 
+def ordinary_fill(hold, most, taken):
+    """How many of the running ``hold``'s nodes, up to ``most``, its
+    project's ordinary reservations fill: made since its start, not
+    through a hold, on nodes that meet its spec. Admission counts them
+    as the hold's (_pool), so the worker pins that many fewer. A node
+    fills one hold: ``taken`` (node ids) are those counted for another
+    hold already, and this one's are added.
+
+    :raises: DBError
+    """
+    promise = _promise_of(hold)
+    filled = 0
+    for node in db_holds.project_reservations_since(
+            hold.project_id, hold.start_at, ordinary=True):
+        if filled >= most:
+            break
+        if node.id not in taken and promise.matches(node):
+            taken.add(node.id)
+            filled += 1
+    return filled
+
+
 def _pool(promises, now):
     """``{node id: keys of the promises it can meet}`` at ``now``: the
     free nodes each one's spec matches, and the nodes its project

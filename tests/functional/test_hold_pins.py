@@ -135,6 +135,44 @@ class TestPins(PinsTestCase):
         unknown = mock.Mock(uuid=str(uuid.uuid4()))
         self.assertRaises(exception.NoValidNode, self.boot, unknown)
 
+    def test_the_projects_usual_boots_fill_its_hold(self):
+        """Admission counts the project's ordinary boots since the start
+        as its hold's, and so does the worker: it pins that many fewer,
+        and the other holds get their nodes."""
+        first = self.running(1)
+        self.reserve(project='p1')
+        second = self.running(2, project='p2')
+        pinning.tend()
+        self.assertEqual(admission.Usage(), self.usage(first))
+        self.assertEqual(admission.Usage(pinned=2), self.usage(second))
+        for hold in (first, second):
+            self.assertEqual(admission.ACTIVE,
+                             admission.state(self.read(hold)))
+        self.assertKept()
+
+    def test_a_usual_boot_after_the_pins_frees_one(self):
+        holds_base._sync([holds_base._node(index) for index in range(4)])
+        hold = self.running(2)
+        pinning.tend()
+        self.reserve(project='p1')
+        pinning.tend()
+        self.assertEqual(admission.Usage(pinned=1), self.usage(hold))
+        self.assertEqual(0, self.read(hold).shortfall)
+        # The freed pin is anyone's again.
+        self.reserve()
+        self.reserve()
+        self.assertRaises(exception.NoValidNode, self.reserve)
+        self.assertKept()
+
+    def test_a_usual_boot_fills_one_hold_of_its_project(self):
+        holds_base._sync([holds_base._node(index) for index in range(4)])
+        first, second = self.running(1), self.running(1)
+        self.reserve(project='p1')
+        pinning.tend()
+        self.assertEqual([admission.Usage(), admission.Usage(pinned=1)],
+                         [self.usage(first), self.usage(second)])
+        self.assertKept()
+
     def test_degraded_while_nodes_are_missing(self):
         hold = self.running(3)
         holds_base._sync([holds_base._node(index)
