@@ -163,34 +163,54 @@ def _reserve_for_hold(instance_uuid, host, project_id, hold_uuid,
             criterion='hold')
     source = lifecycle.claiming_source()
     info = ironic.instance_info(request_spec) if source else None
-    looked_again = False
-    for _attempt in range(CONF.matcher.max_attempts):
-        reservation = db_reservations.take_pin(hold.id, hold.kept,
-                                               instance_uuid, host)
-        if reservation is db_reservations.FULL:
-            raise exception.NoValidNode(
-                reason='hold %s has all of its %d nodes in use.'
-                % (hold_uuid, hold.kept), criterion='hold')
-        if reservation is None:
-            # None pinned yet (the worker's round is to come, or a node
-            # is back from cleaning): pin one now, then take it. Found
-            # none to pin? The worker may have pinned the last ones
-            # meanwhile: look once more.
-            if not pin(hold, 1) and looked_again:
-                break
-            looked_again = True
-            continue
-        if source is not None and not lifecycle.claim_new(
-                source, reservation, info):
-            continue
-        LOG.info('Gave node %s pinned for hold %s to instance %s on host '
-                 '%s', reservation.node_uuid, hold_uuid, instance_uuid,
-                 host)
-        notifications.reservation_created(reservation)
-        return reservation
-    raise exception.NoValidNode(
-        reason='no node could be pinned for hold %s.' % hold_uuid,
-        criterion='hold')
+    pinned = False
+    try:
+        for _attempt in range(CONF.matcher.max_attempts):
+            reservation = db_reservations.take_pin(hold.id, hold.kept,
+                                                   instance_uuid, host)
+            if reservation is db_reservations.FULL:
+                raise exception.NoValidNode(
+                    reason='hold %s has all of its %d nodes in use.'
+                    % (hold_uuid, hold.kept), criterion='hold')
+            if reservation is None:
+                # None pinned yet (the worker's round is to come, or a
+                # node is back from cleaning): pin one now, then take it.
+                # Found none to pin? The worker may have pinned the last
+                # ones meanwhile: look once more.
+                if not pin(hold, 1) and pinned:
+                    break
+                pinned = True
+                continue
+            if source is not None and not lifecycle.claim_new(
+                    source, reservation, info):
+                continue
+            LOG.info('Gave node %s pinned for hold %s to instance %s on '
+                     'host %s', reservation.node_uuid, hold_uuid,
+                     instance_uuid, host)
+            notifications.reservation_created(reservation)
+            return reservation
+        raise exception.NoValidNode(
+            reason='no node could be pinned for hold %s.' % hold_uuid,
+            criterion='hold')
+    finally:
+        if pinned:
+            _free_surplus_pins(hold)
+
+
+def _free_surplus_pins(hold):
+    """Free the newest pins beyond what ``hold``'s boots leave of what
+    it keeps. Boots that pin for themselves at once pin more nodes than
+    they take, and the surplus would be kept from everyone until the
+    worker's next round.
+
+    :raises: DBError
+    """
+    usage = admission.usage([hold])[hold.uuid]
+    surplus = usage.pinned + usage.in_use - hold.kept
+    if surplus > 0:
+        freed = unpin(db_reservations.list_pins(hold.id)[-surplus:])
+        LOG.info('Hold %s: freed %d pins its boots did not take',
+                 hold.uuid, len(freed))
 
 
 def pin(hold, count):

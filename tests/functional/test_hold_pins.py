@@ -360,6 +360,24 @@ class TestConcurrentBoots(PinsTestCase):
         self.assertKept()
 
 
+    def test_boots_beyond_the_hold_leave_no_pin(self):
+        """More boots at once than the hold keeps, before the worker
+        pinned: each pins a node for itself, and the boots free the
+        surplus themselves rather than keep it from everyone until the
+        worker's next round."""
+        hold = self.running(3)
+        with concurrent.futures.ThreadPoolExecutor(self.WORKERS) as pool:
+            done = [result for result in pool.map(
+                self._try, [lambda: self.boot(hold)] * self.WORKERS)
+                if result is not None]
+        self.assertEqual(3, len(done))
+        self.assertEqual(admission.Usage(in_use=3), self.usage(hold))
+        for _more in range(self.NODES - 3):
+            self.reserve()
+        self.assertRaises(exception.NoValidNode, self.reserve)
+        self.assertKept()
+
+
 class TestWorkersAtOnce(PinsTestCase):
     """Two workers that read the same hold before either tended it: the
     warning and the end's event go out once."""
