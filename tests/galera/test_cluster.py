@@ -47,6 +47,8 @@ second or more; ours retry within tens of milliseconds. The margin is
 for a loaded CI machine."""
 HEALTH_TIMEOUT = 60
 HOLDS_VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.5'}
+PINS_VERSION = {'OpenStack-API-Version': 'baremetal-reservation 1.6'}
+HELD = 5
 HOLD_CLIENTS_PER_API = 2
 """Admissions take turns on one row: every one in flight on another
 node makes one lose a race. Fewer than reservations' clients, so that
@@ -292,9 +294,10 @@ class TestGalera(GaleraTestCase):
                 hold['uuid'] for hold in listed['holds']))
         self.assertNoTracebacks()
 
-    def http_for_holds(self, node, method, path, body=None):
+    def http_for_holds(self, node, method, path, body=None,
+                       version=HOLDS_VERSION):
         return self.http.request(method, self.endpoints[node] + path,
-                                 json=body, headers=HOLDS_VERSION,
+                                 json=body, headers=version,
                                  timeout=TIMEOUT)
 
     def cancel_holds(self, uuids):
@@ -304,6 +307,61 @@ class TestGalera(GaleraTestCase):
             response = self.http_for_holds(0, 'DELETE',
                                            '/v1/holds/' + hold_uuid)
             self.assertEqual(204, response.status_code, response.text)
+
+    def test_hold_boots_through_three_writers_never_exceed_it(self):
+        """A running hold, and more boots of its class than it keeps sent
+        through the three nodes at once, before any worker pinned: each
+        boot that gets a node takes it for the hold by writing the
+        hold's row, which Galera certifies. Exactly as many as the hold
+        keeps get one, the others find none, and no node is in two
+        reservations."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        response = self.http_for_holds(0, 'POST', '/v1/holds', {
+            'project_id': 'p1', 'amount': HELD,
+            'request_spec': examples.REQUEST_SPEC,
+            'start': (now - datetime.timedelta(seconds=10)).isoformat(),
+            'end': (now + datetime.timedelta(hours=1)).isoformat()},
+            version=PINS_VERSION)
+        self.assertEqual(201, response.status_code, response.text)
+        hold = response.json()
+        self.addCleanup(self.release_everything)
+        self.addCleanup(self.cancel_holds, [hold['uuid']])
+        boot_spec = {'memory_mb': 1, 'vcpus': 1, 'root_gb': 0,
+                     'extra_specs': {
+                         'resources:' + hold['boot_resource_class']: '1',
+                         'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                         'resources:DISK_GB': '0'}}
+
+        def boot(node):
+            body = {'instance_uuid': str(uuid.uuid4()), 'host': 'compute-1',
+                    'project_id': 'p1', 'request_spec': boot_spec}
+            while True:
+                response = self.call(node, 'POST', '/v1/reservations', body)
+                if response.status_code != 503:
+                    return response
+
+        with concurrent.futures.ThreadPoolExecutor(
+                3 * CLIENTS_PER_API) as pool:
+            answers = list(pool.map(boot, [
+                node for node in range(3) for _ in range(CLIENTS_PER_API)]))
+        booted = [answer.json() for answer in answers
+                  if answer.status_code == 201]
+        refused = [answer for answer in answers if answer.status_code != 201]
+        self.assertEqual(HELD, len(booted), [a.text for a in refused])
+        for answer in refused:
+            self.assertEqual(409, answer.status_code, answer.text)
+            self.assertEqual('reserveapi.no_valid_node',
+                             answer.json()['errors'][0]['code'])
+        self.assertEqual(HELD, len({r['node_uuid'] for r in booted}))
+        for node in range(3):
+            self.assertEqual(
+                sorted(r['node_uuid'] for r in booted),
+                sorted(r['node_uuid'] for r in self.reservations(node)))
+            shown = self.http_for_holds(
+                node, 'GET', '/v1/holds/' + hold['uuid'],
+                version=PINS_VERSION).json()
+            self.assertEqual((HELD, 0), (shown['in_use'], shown['pinned']))
+        self.assertNoTracebacks()
 
     def test_concurrent_delete(self):
         """Three nodes release one reservation at once: one 204, two 404,
