@@ -163,7 +163,7 @@ def _reserve_for_hold(instance_uuid, host, project_id, hold_uuid,
             criterion='hold')
     source = lifecycle.claiming_source()
     info = ironic.instance_info(request_spec) if source else None
-    pinned = False
+    looked_again = pinned = False
     try:
         for _attempt in range(CONF.matcher.max_attempts):
             reservation = db_reservations.take_pin(hold.id, hold.kept,
@@ -177,9 +177,11 @@ def _reserve_for_hold(instance_uuid, host, project_id, hold_uuid,
                 # node is back from cleaning): pin one now, then take it.
                 # Found none to pin? The worker may have pinned the last
                 # ones meanwhile: look once more.
-                if not pin(hold, 1) and pinned:
+                if pin(hold, 1):
+                    pinned = True
+                elif looked_again:
                     break
-                pinned = True
+                looked_again = True
                 continue
             if source is not None and not lifecycle.claim_new(
                     source, reservation, info):

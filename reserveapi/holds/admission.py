@@ -210,6 +210,8 @@ def ordinary_fill(hold, most, taken):
 
     :raises: DBError
     """
+    if most <= 0:
+        return 0
     promise = _promise_of(hold)
     filled = 0
     for node in db_holds.project_reservations_since(
