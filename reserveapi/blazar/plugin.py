@@ -37,6 +37,7 @@ from blazar.utils.openstack import nova
 from novaclient import exceptions as nova_exc
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import excutils
 from oslo_utils import timeutils
 
 from reserveapi import client
@@ -75,10 +76,6 @@ def _utc(value):
     if value.tzinfo is None:
         value = value.replace(tzinfo=datetime.timezone.utc)
     return value.astimezone(datetime.timezone.utc)
-
-
-def _parse_time(value):
-    return datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
 
 
 def _check_keys(values, allowed):
@@ -242,11 +239,11 @@ class HoldPlugin(base.BasePlugin):
         # A started lease's start cannot move (Blazar refuses it); a
         # lease that started "now" holds from its creation's second.
         if start > timeutils.utcnow(with_timezone=True) and (
-                start != _parse_time(hold['start'])):
+                start != _utc(hold['start'])):
             self._replace(reservation, hold, amount, start, end)
             return
         changes = {}
-        if end != _parse_time(hold['end']):
+        if end != _utc(hold['end']):
             changes['end'] = end
         if amount != hold['amount']:
             changes['amount'] = amount
@@ -388,8 +385,14 @@ class HoldPlugin(base.BasePlugin):
                 'A hold cannot change its start: the hold from the new '
                 'start must be admitted beside the one it replaces, %s, '
                 'which the lease keeps. %s' % (hold['uuid'], exc))
-        db_api.reservation_update(reservation['id'],
-                                  {'resource_id': new['uuid']})
+        try:
+            db_api.reservation_update(reservation['id'],
+                                      {'resource_id': new['uuid']})
+        except Exception:
+            # Blazar's database failed: the lease keeps the old hold, so
+            # the new one must not stay admitted beside it.
+            with excutils.save_and_reraise_exception():
+                self._cancel_unrecorded(new['uuid'])
         LOG.info('Reservation %(reservation)s: hold %(new)s from %(start)s '
                  'replaces hold %(old)s.',
                  {'reservation': reservation['id'], 'new': new['uuid'],
@@ -403,6 +406,14 @@ class HoldPlugin(base.BasePlugin):
             LOG.exception('The hold %s, replaced by %s, could not be '
                           'cancelled: cancel it by hand.', hold['uuid'],
                           new['uuid'])
+
+
+    def _cancel_unrecorded(self, uuid):
+        try:
+            self.holds.cancel(uuid)
+        except client.ClientError:
+            LOG.exception('The hold %s, which no reservation records, could '
+                          'not be cancelled: cancel it by hand.', uuid)
 
 
 def _nova_flavor(flavor_id):

@@ -22,6 +22,7 @@ from blazar.enforcement import exceptions as enforcement_exc
 from blazar.manager import exceptions as manager_exc
 import fixtures
 from novaclient import exceptions as nova_exc
+from oslo_db import exception as db_exc
 import testtools
 
 from reserveapi import client
@@ -275,6 +276,18 @@ class TestUpdate(PluginTestCase):
         self.assertIn(self.uuid, str(exc))
         self.assertEqual(self.uuid, self.reservations['res-1']['resource_id'])
         self.assertEqual('pending', self.holds.holds[self.uuid]['state'])
+
+    def test_start_move_blazar_cannot_record_cancels_the_new_hold(self):
+        """Blazar's database fails once the new hold is admitted: the
+        lease keeps the old hold, and the new one is not left promised
+        beside it."""
+        self.db.reservation_update.side_effect = db_exc.DBError('gone')
+        self.assertRaises(db_exc.DBError, self.update,
+                          start_date=START + datetime.timedelta(hours=2))
+        self.assertEqual(self.uuid, self.reservations['res-1']['resource_id'])
+        self.assertEqual({self.uuid: 'pending', 'hold-2': 'cancelled'},
+                         {uuid: hold['state']
+                          for uuid, hold in self.holds.holds.items()})
 
     def test_started_lease_keeps_its_start(self):
         self.now = START.replace(tzinfo=UTC) + datetime.timedelta(hours=1)
